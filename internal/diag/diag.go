@@ -1,0 +1,100 @@
+// Package diag defines the positioned diagnostics that every mimoplan check
+// produces, and the stable rule catalogue they refer to.
+package diag
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// Severity of a diagnostic. Errors make a layout invalid; warnings do not,
+// unless the caller asks for strictness.
+type Severity string
+
+const (
+	Error   Severity = "error"
+	Warning Severity = "warning"
+	Note    Severity = "note"
+)
+
+// Diagnostic is one finding about one input file.
+type Diagnostic struct {
+	Rule     string   `json:"rule"`
+	Severity Severity `json:"severity"`
+	Message  string   `json:"message"`
+	// Hint says what would fix the problem; may be empty.
+	Hint   string `json:"hint,omitempty"`
+	File   string `json:"-"`
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
+	Module string `json:"module,omitempty"`
+}
+
+// Pos is a 1-based line and column in a source file. The zero Pos means
+// "no position" (the diagnostic is about the file as a whole).
+type Pos struct {
+	Line   int `json:"line"`
+	Column int `json:"column"`
+}
+
+// List collects diagnostics for one file.
+type List struct {
+	File  string
+	Items []Diagnostic
+}
+
+// Add appends a diagnostic at pos. The rule must be in the catalogue; its
+// default severity is used.
+func (l *List) Add(rule string, pos Pos, module, hint, format string, args ...any) {
+	l.AddSeverity(SeverityOf(rule), rule, pos, module, hint, format, args...)
+}
+
+// AddSeverity is Add with an explicit severity.
+func (l *List) AddSeverity(sev Severity, rule string, pos Pos, module, hint, format string, args ...any) {
+	l.Items = append(l.Items, Diagnostic{
+		Rule:     rule,
+		Severity: sev,
+		Message:  fmt.Sprintf(format, args...),
+		Hint:     hint,
+		File:     l.File,
+		Line:     pos.Line,
+		Column:   pos.Column,
+		Module:   module,
+	})
+}
+
+// Append adds already-built diagnostics, stamping this list's file on them.
+func (l *List) Append(ds ...Diagnostic) {
+	for _, d := range ds {
+		d.File = l.File
+		l.Items = append(l.Items, d)
+	}
+}
+
+// Count returns the number of errors and warnings.
+func (l *List) Count() (errors, warnings int) {
+	for _, d := range l.Items {
+		switch d.Severity {
+		case Error:
+			errors++
+		case Warning:
+			warnings++
+		}
+	}
+	return errors, warnings
+}
+
+// HasErrors reports whether any diagnostic is an error.
+func (l *List) HasErrors() bool {
+	e, _ := l.Count()
+	return e > 0
+}
+
+// Sort orders diagnostics by position, then rule, keeping the order of
+// equal ones, so that output is stable across runs.
+func (l *List) Sort() {
+	slices.SortStableFunc(l.Items, func(a, b Diagnostic) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+	})
+}

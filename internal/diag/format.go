@@ -1,0 +1,75 @@
+package diag
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteText prints diagnostics the way a compiler does:
+//
+//	layout.yaml:12:5: error: tp must be positive [invalid-value]
+//	    hint: set tp to 1 or more
+func WriteText(w io.Writer, l *List) error {
+	for _, d := range l.Items {
+		var b strings.Builder
+		b.WriteString(location(l.File, d))
+		fmt.Fprintf(&b, ": %s: ", d.Severity)
+		if d.Module != "" {
+			fmt.Fprintf(&b, "module %q: ", d.Module)
+		}
+		fmt.Fprintf(&b, "%s [%s]\n", d.Message, d.Rule)
+		if d.Hint != "" {
+			fmt.Fprintf(&b, "    hint: %s\n", d.Hint)
+		}
+		if _, err := io.WriteString(w, b.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func location(file string, d Diagnostic) string {
+	switch {
+	case d.Line > 0 && d.Column > 0:
+		return fmt.Sprintf("%s:%d:%d", file, d.Line, d.Column)
+	case d.Line > 0:
+		return fmt.Sprintf("%s:%d", file, d.Line)
+	default:
+		return file
+	}
+}
+
+// Report is the JSON shape of one file's validation result.
+type Report struct {
+	File        string       `json:"file"`
+	Valid       bool         `json:"valid"`
+	Errors      int          `json:"errors"`
+	Warnings    int          `json:"warnings"`
+	Diagnostics []Diagnostic `json:"diagnostics"`
+}
+
+// NewReport summarises l. strict turns warnings into a failed result.
+func NewReport(l *List, strict bool) Report {
+	e, w := l.Count()
+	items := l.Items
+	if items == nil {
+		items = []Diagnostic{}
+	}
+	return Report{
+		File:        l.File,
+		Valid:       e == 0 && !(strict && w > 0),
+		Errors:      e,
+		Warnings:    w,
+		Diagnostics: items,
+	}
+}
+
+// WriteJSON prints one report as a single line of JSON, so that several
+// files make a JSON Lines stream and one file makes one JSON document.
+func WriteJSON(w io.Writer, r Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}

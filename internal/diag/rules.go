@@ -1,0 +1,93 @@
+package diag
+
+import "slices"
+
+// Rule describes one stable rule id. docs/rules.md is the long form of this
+// table; a test keeps the two in step.
+type Rule struct {
+	ID       string
+	Severity Severity
+	Summary  string
+	// Source names the Megatron code (or other authority) the rule mirrors.
+	Source string
+}
+
+// catalogue lists every rule, in the order docs/rules.md presents them.
+var catalogue = []Rule{
+	// Input and spec rules.
+	{"yaml-syntax", Error, "The file is not well-formed YAML, or not a YAML mapping.", "YAML 1.2"},
+	{"unknown-field", Error, "A key that the layout format does not define.", "docs/layout.md"},
+	{"invalid-value", Error, "A value of the wrong type, out of range, or missing where it is required.", "docs/layout.md"},
+	{"unsupported-version", Error, "The layout's version is not one this mimoplan reads.", "docs/layout.md"},
+	{"world-size-mismatch", Error, "world_size disagrees with cluster.nodes * cluster.gpus_per_node.", "docs/layout.md"},
+	{"duplicate-module", Error, "Two modules share a name.", "examples/mimo/training/topology.py create_topology"},
+	{"missing-language-module", Error, "There is not exactly one module named language.", "examples/mimo/training/topology.py create_topology"},
+	{"dp-mismatch", Error, "dp and num_ranks are both given and num_ranks != tp*gtp_remat*cp*pp*dp.", "examples/mimo/training/topology.py ModuleGridSpec"},
+	{"dense-not-divisible", Error, "num_ranks is not divisible by tp*gtp_remat*cp*pp.", "examples/mimo/training/topology.py ModuleGridSpec.__post_init__"},
+	{"expert-not-divisible", Error, "num_ranks is not divisible by expt_tp*ep*expt_gtp_remat*pp.", "examples/mimo/training/topology.py ModuleGridSpec.__post_init__"},
+	{"experts-not-divisible", Error, "num_experts is not divisible by ep.", "megatron/core/transformer/moe (num_moe_experts % expert_model_parallel_size)"},
+	{"span-out-of-world", Error, "A module's rank span [rank_offset, rank_offset+num_ranks) leaves [0, world_size).", "megatron/core/hyper_comm_grid.py HyperCommGrid.__init__"},
+	{"span-overlap", Error, "Module spans are neither all identical (colocated) nor pairwise disjoint.", "examples/mimo/training/topology.py _validate_grid_layout"},
+	{"world-gap", Error, "Some ranks of the world belong to no module.", "examples/mimo/training/topology.py _validate_grid_layout"},
+
+	// Communicator rules.
+	{"bridge-leaders-not-divisible", Error, "Encoder and language data-lane counts (dp*gtp_remat) do not divide one another.", "megatron/core/pipeline_parallel/bridge_communicator.py"},
+	{"bridge-cp-unsupported", Error, "The cross-module bridge needs cp 1 on both ends.", "megatron/core/pipeline_parallel/bridge_communicator.py"},
+	{"colocated-pp-cp-unsupported", Error, "Colocated modules need pp 1 and cp 1.", "megatron/core/models/mimo/comm/colocated_communicator.py"},
+	{"dp-not-compatible", Error, "Two modules' dp sizes do not divide one another.", "colocated_communicator.py; Megatron-Bridge MegatronMIMOParallelismConfig.finalize"},
+
+	// Batch rules.
+	{"fanout-not-divisible", Error, "An encoder's micro-batch (mbs*llm_dp*llm_gtp_remat/encoder_dp) is not whole.", "examples/mimo/training/data.py"},
+	{"global-batch-not-divisible", Error, "global_batch_size is not divisible by the per-step batch.", "examples/mimo/training/args.py; megatron_mimo_parallel_utils.validate_data_loader_contract"},
+	{"micro-batch-not-divisible", Error, "micro_batch_size is not divisible by a module's dp.", "Megatron-Bridge megatron_mimo_parallel_utils.validate_data_loader_contract"},
+
+	// Target megatron-lm.
+	{"colocated-unsupported", Error, "The target runtime cannot run colocated modules.", "examples/mimo/pretrain_mimo.py; MegatronMIMOParallelismConfig.finalize"},
+	{"too-many-encoders", Error, "The target runtime supports at most one encoder.", "examples/mimo/training/args.py"},
+	{"encoder-not-first", Error, "The encoder's span must start at rank 0.", "examples/mimo/training/args.py"},
+	{"cp-unsupported", Error, "The target runtime needs cp 1 everywhere.", "examples/mimo/training/args.py"},
+	{"encoder-parallelism-unsupported", Error, "The encoder needs pp 1 and ep 1.", "examples/mimo/training/args.py"},
+	{"llm-only-not-whole-world", Error, "A single language module must cover the world from rank 0.", "examples/mimo/training/args.py (--llm-only)"},
+
+	// Target megatron-bridge.
+	{"encoder-not-dense", Error, "Encoders must be dense: ep 1 and expt_tp 1.", "Megatron-Bridge MegatronMIMOParallelismConfig.finalize"},
+	{"tp-not-power-of-two", Error, "tp must be a power of two.", "Megatron-Bridge MegatronMIMOParallelismConfig.finalize"},
+	{"gtp-unsupported", Error, "gtp_remat must be 1.", "Megatron-Bridge MegatronMIMOParallelismConfig.finalize"},
+
+	// Node locality.
+	{"group-crosses-node", Warning, "A tp, cp, tp_cp or expt_tp group spans more than one node.", "NVLink domain: these groups carry per-layer traffic"},
+
+	// GPU probe.
+	{"gpu-count-short", Error, "Fewer GPUs are visible than cluster.gpus_per_node.", "NVML"},
+	{"gpu-mixed-models", Error, "The visible GPUs are not all one model.", "NVML"},
+	{"gpu-mig-enabled", Warning, "MIG mode is enabled on a visible GPU.", "NVML"},
+	{"gpu-visible-devices", Error, "A CUDA_VISIBLE_DEVICES entry does not resolve to a GPU.", "CUDA_VISIBLE_DEVICES semantics"},
+
+	// Launch plan.
+	{"host-count-mismatch", Error, "The number of hosts differs from cluster.nodes.", "torchrun static rendezvous"},
+	{"loopback-rendezvous", Error, "A loopback master address cannot serve a job of several nodes.", "torchrun static rendezvous"},
+	{"duplicate-host", Error, "A host appears twice in the host list.", "torchrun static rendezvous"},
+	{"invalid-port", Error, "The master port is outside 1-65535.", "TCP"},
+}
+
+// Rules returns the catalogue in documentation order.
+func Rules() []Rule { return slices.Clone(catalogue) }
+
+// Lookup returns the rule with the given id.
+func Lookup(id string) (Rule, bool) {
+	for _, r := range catalogue {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+// SeverityOf returns a rule's default severity; unknown ids are errors so
+// that a typo can never silence a problem.
+func SeverityOf(id string) Severity {
+	if r, ok := Lookup(id); ok {
+		return r.Severity
+	}
+	return Error
+}
