@@ -1,0 +1,69 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mimoplan/mimoplan/internal/render"
+)
+
+func init() { register(newRenderCmd) }
+
+func newRenderCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "render LAYOUT",
+		Short: "Print every module's process groups",
+		Long: `Print the process groups of every module exactly as Megatron's
+HyperCommGrid builds them.
+
+  mimoplan render layout.yaml                      tables, long lists folded
+  mimoplan render layout.yaml --format json        the plan JSON
+  mimoplan render layout.yaml --rank 5             the groups of rank 5
+  mimoplan render layout.yaml --by rank            one row per rank
+  mimoplan render layout.yaml --module language --group tp,pp`,
+		Args: cobra.ExactArgs(1),
+	}
+	f := cmd.Flags()
+	f.String("format", "table", "output format: "+strings.Join(render.Formats, ", "))
+	f.StringSlice("module", nil, "only these modules (repeat or comma-separate)")
+	f.StringSlice("group", nil, "only these group kinds, e.g. tp,dp,ep")
+	f.Int("rank", -1, "only the groups this global rank belongs to, with its coordinates")
+	f.String("by", "group", "row per: group or rank")
+	f.Bool("full", false, "do not fold long lists in tables")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		v := config(cmd)
+		by := v.GetString("by")
+		if err := oneOf("by", by, "group", "rank"); err != nil {
+			return err
+		}
+		o := render.Options{
+			Format:  v.GetString("format"),
+			Modules: v.GetStringSlice("module"),
+			Groups:  v.GetStringSlice("group"),
+			Rank:    v.GetInt("rank"),
+			HasRank: cmd.Flags().Changed("rank") || v.IsSet("rank") && v.GetInt("rank") >= 0,
+			ByRank:  by == "rank",
+			Full:    v.GetBool("full"),
+		}
+		if err := oneOf("format", o.Format, render.Formats...); err != nil {
+			return err
+		}
+		res, err := loadValid(cmd, args[0])
+		if err != nil {
+			return err
+		}
+		err = render.Render(cmd.OutOrStdout(), res.Topology, o)
+		var ue *render.UsageError
+		if errors.As(err, &ue) {
+			return usageErr("%v", ue)
+		}
+		if err != nil {
+			return fmt.Errorf("render: %w", err)
+		}
+		return nil
+	}
+	return cmd
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+func init() { register(newValidateCmd) }
+
+// validateFormats are the output formats of validate.
+var validateFormats = []string{"text", "json"}
+
+func newValidateCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "validate LAYOUT [LAYOUT...]",
+		Short: "Check layouts against Megatron's MIMO rules",
+		Long: `Check each layout against the rules of Megatron's MIMO runtime and print
+every problem found, with file:line:column, a rule id and a hint.
+
+Exit codes: 0 every layout valid, 1 a layout is invalid, 2 usage error.`,
+		Args: cobra.MinimumNArgs(1),
+	}
+	cmd.Flags().String("format", "text", "output format: text, json")
+	cmd.Flags().Bool("strict", false, "treat warnings as errors")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		v := config(cmd)
+		format, strict := v.GetString("format"), v.GetBool("strict")
+		if err := oneOf("format", format, validateFormats...); err != nil {
+			return err
+		}
+		w := cmd.OutOrStdout()
+		code := exitOK
+		for _, path := range args {
+			res, err := validate.Load(path)
+			if err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "mimoplan: %v\n", err)
+				code = max(code, exitUsage)
+				continue
+			}
+			if err := report(w, format, res, strict); err != nil {
+				return err
+			}
+			if !res.Valid(strict) {
+				code = max(code, exitInvalid)
+			}
+		}
+		return silentExit(code)
+	}
+	return cmd
+}
+
+// report prints one file's result in the given format.
+func report(w interface{ Write([]byte) (int, error) }, format string, res *validate.Result, strict bool) error {
+	switch format {
+	case "json":
+		return diag.WriteJSON(w, diag.NewReport(res.Diags, strict))
+	default:
+		if err := diag.WriteText(w, res.Diags); err != nil {
+			return err
+		}
+		for _, f := range res.Facts {
+			fmt.Fprintf(w, "%s: note: %s\n", res.Diags.File, f)
+		}
+		_, err := fmt.Fprintln(w, res.Summary(strict))
+		return err
+	}
+}
+
+// loadValid loads a layout for commands that need a valid one (render,
+// launch-plan, preflight). On an invalid layout it prints the diagnostics to
+// stderr and returns the error that ends the command with exit 1.
+func loadValid(cmd *cobra.Command, path string) (*validate.Result, error) {
+	res, err := validate.Load(path)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	if !res.Valid(false) {
+		if err := report(cmd.ErrOrStderr(), "text", res, false); err != nil {
+			return nil, err
+		}
+		return nil, silentExit(exitInvalid)
+	}
+	return res, nil
+}

@@ -1,0 +1,207 @@
+package render
+
+import (
+	"bufio"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/mimoplan/mimoplan/internal/grid"
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+func renderGroups(w *bufio.Writer, t *validate.Topology, sel selection, o Options) error {
+	switch o.Format {
+	case "json":
+		groupsJSON(newOut(w), t, sel)
+	case "yaml":
+		groupsYAML(newOut(w), t, sel)
+	case "csv":
+		groupsCSV(newOut(w), sel)
+	default:
+		return groupsTable(w, t, sel, o)
+	}
+	return nil
+}
+
+func groupsJSON(o *out, t *validate.Topology, sel selection) {
+	o.s(`{"version":1,"name":`)
+	o.quoted(t.Name)
+	o.s(`,"world_size":`)
+	o.int(t.WorldSize)
+	o.s(`,"mode":"`)
+	o.s(string(t.Mode))
+	o.s(`","modules":[`)
+	for i, m := range sel.modules {
+		if i > 0 {
+			o.s(",")
+		}
+		o.s(`{"name":`)
+		o.quoted(m.Name)
+		for _, f := range moduleSizes(m) {
+			o.s(`,"`)
+			o.s(f.key)
+			o.s(`":`)
+			o.int(f.val)
+		}
+		o.s(`,"groups":{`)
+		for j, g := range sel.groups(m) {
+			if j > 0 {
+				o.s(",")
+			}
+			o.s(`"`)
+			o.s(g.Kind)
+			o.s(`":`)
+			o.enum(g.Enum, ",")
+		}
+		o.s("}}")
+	}
+	o.s("]}\n")
+}
+
+func groupsYAML(o *out, t *validate.Topology, sel selection) {
+	o.s("version: 1\nname: ")
+	o.quoted(t.Name)
+	o.s("\nworld_size: ")
+	o.int(t.WorldSize)
+	o.s("\nmode: ")
+	o.s(string(t.Mode))
+	o.s("\nmodules:\n")
+	for _, m := range sel.modules {
+		o.s("  - name: ")
+		o.quoted(m.Name)
+		o.s("\n")
+		for _, f := range moduleSizes(m) {
+			o.s("    ")
+			o.s(f.key)
+			o.s(": ")
+			o.int(f.val)
+			o.s("\n")
+		}
+		gs := sel.groups(m)
+		if len(gs) == 0 {
+			o.s("    groups: {}\n")
+			continue
+		}
+		o.s("    groups:\n")
+		for _, g := range gs {
+			o.s("      ")
+			o.s(g.Kind)
+			o.s(": ")
+			o.enum(g.Enum, ", ")
+			o.s("\n")
+		}
+	}
+}
+
+func groupsCSV(o *out, sel selection) {
+	o.s("module,group,index,size,ranks\n")
+	for _, m := range sel.modules {
+		for _, g := range sel.groups(m) {
+			for i := range g.Enum.NumGroups() {
+				o.s(m.Name)
+				o.s(",")
+				o.s(g.Kind)
+				o.s(",")
+				o.int(i)
+				o.s(",")
+				o.int(g.Enum.GroupSize())
+				o.s(",")
+				o.ranks = g.Enum.AppendGroup(o.ranks[:0], i)
+				for j, r := range o.ranks {
+					if j > 0 {
+						o.s(" ")
+					}
+					o.int(r)
+				}
+				o.s("\n")
+			}
+		}
+	}
+}
+
+// Folding limits for tables: the number of groups and the number of
+// members shown before the rest is summarised.
+const (
+	foldGroups  = 4
+	foldMembers = 8
+)
+
+func groupsTable(w *bufio.Writer, t *validate.Topology, sel selection, o Options) error {
+	fmt.Fprintf(w, "%s: %d ranks, %s, %d modules\n", title(t), t.WorldSize, t.Mode, len(t.Modules))
+	for _, m := range sel.modules {
+		fmt.Fprintf(w, "\n%s  ranks [%d, %d)  %s\n", m.Name, m.RankOffset, m.RankOffset+m.NumRanks, sizes(m))
+		tb := newTable(w, o.Format)
+		if o.Full {
+			tb.Header("group", "index", "size", "ranks")
+			for _, g := range sel.groups(m) {
+				for i := range g.Enum.NumGroups() {
+					if err := tb.Append(g.Kind, strconv.Itoa(i), strconv.Itoa(g.Enum.GroupSize()), members(g.Enum, i, true)); err != nil {
+						return err
+					}
+				}
+			}
+		} else {
+			tb.Header("group", "groups", "size", "ranks")
+			for _, g := range sel.groups(m) {
+				if err := tb.Append(g.Kind, strconv.Itoa(g.Enum.NumGroups()), strconv.Itoa(g.Enum.GroupSize()), folded(g.Enum)); err != nil {
+					return err
+				}
+			}
+		}
+		if err := tb.Render(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func title(t *validate.Topology) string {
+	if t.Name != "" {
+		return t.Name
+	}
+	return "layout"
+}
+
+// sizes summarises a module's parallel sizes, leaving out those at 1.
+func sizes(m *grid.Module) string {
+	var parts []string
+	for _, f := range moduleSizes(m)[2:] {
+		if f.val != 1 || f.key == "dp" || f.key == "tp" {
+			parts = append(parts, fmt.Sprintf("%s=%d", f.key, f.val))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// members formats one group; unless full, a long group shows its first
+// members and its last.
+func members(e grid.Enum, i int, full bool) string {
+	n := e.GroupSize()
+	var b strings.Builder
+	b.WriteByte('[')
+	for j := range n {
+		if !full && n > foldMembers && j == foldMembers-1 {
+			fmt.Fprintf(&b, "... %d (%d ranks)", e.Rank(i, n-1), n)
+			break
+		}
+		if j > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strconv.Itoa(e.Rank(i, j)))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// folded shows the first groups of an enumeration and counts the rest.
+func folded(e grid.Enum) string {
+	var parts []string
+	for i := range min(e.NumGroups(), foldGroups) {
+		parts = append(parts, members(e, i, false))
+	}
+	if rest := e.NumGroups() - foldGroups; rest > 0 {
+		parts = append(parts, fmt.Sprintf("... and %d more", rest))
+	}
+	return strings.Join(parts, " ")
+}

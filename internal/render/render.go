@@ -1,0 +1,150 @@
+// Package render prints a topology's process groups as tables, JSON, YAML,
+// CSV or Markdown. Machine formats are streamed, so that a 131,072-rank
+// world is printed without ever being held in memory as text.
+package render
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/mimoplan/mimoplan/internal/grid"
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+// Formats lists the output formats of render.
+var Formats = []string{"table", "json", "yaml", "csv", "markdown"}
+
+// Options selects what to print and how.
+type Options struct {
+	Format  string
+	Modules []string // only these modules; all when empty
+	Groups  []string // only these group kinds; all when empty
+	Rank    int      // with HasRank: only the groups this rank belongs to
+	HasRank bool
+	ByRank  bool // one row per rank instead of one per group
+	Full    bool // do not fold long lists in tables
+}
+
+// UsageError is a request that does not fit the topology (an unknown
+// module or group, a rank outside the world).
+type UsageError struct{ msg string }
+
+func (e *UsageError) Error() string { return e.msg }
+
+func usage(format string, args ...any) error { return &UsageError{fmt.Sprintf(format, args...)} }
+
+// Render writes the topology in the requested form.
+func Render(w io.Writer, t *validate.Topology, o Options) error {
+	if !slices.Contains(Formats, o.Format) {
+		return usage("unknown format %q: want one of %s", o.Format, strings.Join(Formats, ", "))
+	}
+	sel, err := selectFrom(t, o)
+	if err != nil {
+		return err
+	}
+	if o.HasRank && o.ByRank {
+		return usage("--rank and --by rank cannot be combined")
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	switch {
+	case o.HasRank:
+		err = renderRank(bw, t, sel, o)
+	case o.ByRank:
+		err = renderByRank(bw, t, sel, o)
+	default:
+		err = renderGroups(bw, t, sel, o)
+	}
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// JSON writes the plan JSON of the whole topology: the format that
+// preflight and launch-plan hand to programs.
+func JSON(w io.Writer, t *validate.Topology) error {
+	return Render(w, t, Options{Format: "json"})
+}
+
+// selection is the modules and group kinds to print, in layout and
+// catalogue order.
+type selection struct {
+	modules []*grid.Module
+	kinds   map[string]bool // nil: every kind
+}
+
+func (s selection) groups(m *grid.Module) []grid.Group {
+	if s.kinds == nil {
+		return m.Groups
+	}
+	var out []grid.Group
+	for _, g := range m.Groups {
+		if s.kinds[g.Kind] {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+func selectFrom(t *validate.Topology, o Options) (selection, error) {
+	var s selection
+	for _, name := range o.Modules {
+		if t.Module(name) == nil {
+			names := make([]string, len(t.Modules))
+			for i, m := range t.Modules {
+				names[i] = m.Name
+			}
+			return s, usage("no module named %q; the layout has %s", name, strings.Join(names, ", "))
+		}
+	}
+	for _, m := range t.Modules {
+		if len(o.Modules) == 0 || slices.Contains(o.Modules, m.Name) {
+			s.modules = append(s.modules, m)
+		}
+	}
+	if len(o.Groups) > 0 {
+		s.kinds = map[string]bool{}
+		for _, g := range o.Groups {
+			if !slices.ContainsFunc(grid.GroupKinds, func(k grid.GroupKind) bool { return k.Name == g }) {
+				names := make([]string, len(grid.GroupKinds))
+				for i, k := range grid.GroupKinds {
+					names[i] = k.Name
+				}
+				return s, usage("no group kind %q; kinds are %s", g, strings.Join(names, ", "))
+			}
+			s.kinds[g] = true
+		}
+	}
+	if o.HasRank && (o.Rank < 0 || o.Rank >= t.WorldSize) {
+		return s, usage("rank %d is outside the world [0, %d)", o.Rank, t.WorldSize)
+	}
+	return s, nil
+}
+
+// place returns a rank's node and local GPU, when the cluster is known.
+func place(t *validate.Topology, rank int) (node, gpu int, ok bool) {
+	if t.Cluster == nil || t.Cluster.GPUsPerNode == 0 {
+		return 0, 0, false
+	}
+	return rank / t.Cluster.GPUsPerNode, rank % t.Cluster.GPUsPerNode, true
+}
+
+// coords is a rank's position in a module: base dims then expert dims.
+type coords struct {
+	names  []string
+	values []int
+	pp, ps int // pp coordinate and pp size
+}
+
+func coordsOf(m *grid.Module, rank int) coords {
+	bn, bv, _ := m.Grid.Coords(rank, grid.BaseView)
+	en, ev, _ := m.Grid.Coords(rank, grid.ExpertView)
+	c := coords{ps: m.PP}
+	c.names = append(bn, en[:len(en)-1]...) // pp is shared: keep it once
+	c.values = append(bv, ev[:len(ev)-1]...)
+	c.pp = bv[len(bv)-1]
+	return c
+}

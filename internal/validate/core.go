@@ -1,0 +1,207 @@
+package validate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mimoplan/mimoplan/internal/grid"
+	"github.com/mimoplan/mimoplan/internal/layout"
+)
+
+// core checks the rules of Megatron-LM's create_topology,
+// _validate_grid_layout and ModuleGridSpec, then builds the topology when
+// nothing stands in the way.
+func (c *checker) core() {
+	l := c.l
+	if l.Version != 1 {
+		return // a layout of another version is not read further
+	}
+	c.language()
+	for i := range l.Modules {
+		c.divisibility(&l.Modules[i])
+	}
+	if !c.spans() {
+		return
+	}
+	if c.d.HasErrors() {
+		return
+	}
+	topo := &Topology{Name: l.Name, Target: l.Target, WorldSize: l.WorldSize, Mode: c.r.Mode, Cluster: l.Cluster, Batch: l.Batch}
+	for _, m := range l.Modules {
+		gm, err := grid.NewModule(grid.Spec{
+			Name: m.Name, RankOffset: m.RankOffset, NumRanks: m.NumRanks,
+			TP: m.TP, GTPRemat: m.GTPRemat, CP: m.CP, PP: m.PP,
+			EP: m.EP, ExptTP: m.ExptTP, ExptGTPRemat: m.ExptGTPRemat,
+		}, l.WorldSize)
+		if err != nil {
+			// The rules above mirror every check NewModule makes; reaching
+			// this means they drifted apart, which must not pass silently.
+			c.d.Add("invalid-value", m.Pos(""), m.Name, "please report this layout to the mimoplan developers", "cannot build the module's grid: %v", err)
+			return
+		}
+		topo.Modules = append(topo.Modules, gm)
+	}
+	c.r.Topology = topo
+}
+
+func (c *checker) language() {
+	n := 0
+	for _, m := range c.l.Modules {
+		if m.Name == grid.LanguageModule {
+			n++
+		}
+	}
+	// Two modules named language are already a duplicate-module error.
+	if n == 0 && len(c.l.Modules) > 0 {
+		c.d.Add("missing-language-module", c.l.Pos("modules"), "",
+			"name the language model's module 'language'; Megatron's MIMO finds it by that name",
+			"no module is named %q", grid.LanguageModule)
+	}
+}
+
+func (c *checker) divisibility(m *layout.Module) {
+	if m.Broken {
+		return
+	}
+	dense := m.TP * m.GTPRemat * m.CP * m.PP
+	if m.NumRanks%dense != 0 {
+		c.d.Add("dense-not-divisible", m.Pos("num_ranks"), m.Name,
+			fmt.Sprintf("make num_ranks a multiple of %d (%s), or change those sizes", dense, multiples(dense, m.NumRanks)),
+			"num_ranks %d is not divisible by tp*gtp_remat*cp*pp = %d*%d*%d*%d = %d",
+			m.NumRanks, m.TP, m.GTPRemat, m.CP, m.PP, dense)
+		m.Broken = true
+	}
+	expert := m.ExptTP * m.EP * m.ExptGTPRemat * m.PP
+	if m.NumRanks%expert != 0 {
+		c.d.Add("expert-not-divisible", m.Pos(firstGiven(m, "ep", "expt_tp", "expt_gtp_remat", "pp")), m.Name,
+			fmt.Sprintf("make num_ranks a multiple of %d (%s), or lower ep, expt_tp or expt_gtp_remat", expert, multiples(expert, m.NumRanks)),
+			"num_ranks %d is not divisible by expt_tp*ep*expt_gtp_remat*pp = %d*%d*%d*%d = %d",
+			m.NumRanks, m.ExptTP, m.EP, m.ExptGTPRemat, m.PP, expert)
+		m.Broken = true
+	}
+	if m.NumExperts > 0 && m.NumExperts%m.EP != 0 {
+		c.d.Add("experts-not-divisible", m.Pos("num_experts"), m.Name,
+			fmt.Sprintf("each expert-parallel rank holds num_experts/ep experts: make num_experts a multiple of %d", m.EP),
+			"num_experts %d is not divisible by ep %d", m.NumExperts, m.EP)
+	}
+}
+
+// multiples names the nearest multiples of k around n, for hints.
+func multiples(k, n int) string {
+	lo := n / k * k
+	if lo == 0 {
+		return fmt.Sprintf("e.g. %d", k)
+	}
+	return fmt.Sprintf("e.g. %d or %d", lo, lo+k)
+}
+
+func firstGiven(m *layout.Module, fields ...string) string {
+	for _, f := range fields {
+		if m.Given(f) {
+			return f
+		}
+	}
+	return "num_ranks"
+}
+
+type span struct {
+	m          *layout.Module
+	start, end int
+}
+
+func (s span) String() string { return fmt.Sprintf("[%d, %d)", s.start, s.end) }
+
+// spans checks placement. It reports false when spans are unknown (a
+// module is broken), so that the topology is not built.
+func (c *checker) spans() bool {
+	l := c.l
+	if l.WorldSize == 0 {
+		return false
+	}
+	var ss []span
+	sound := true
+	for i := range l.Modules {
+		m := &l.Modules[i]
+		if m.Broken || m.NumRanks == 0 {
+			sound = false
+			continue
+		}
+		s := span{m, m.RankOffset, m.End()}
+		if s.end > l.WorldSize {
+			field := "num_ranks"
+			if m.Given("rank_offset") {
+				field = "rank_offset"
+			}
+			hint := fmt.Sprintf("the world is [0, %d): lower rank_offset or num_ranks, or grow world_size", l.WorldSize)
+			if !m.Given("rank_offset") {
+				hint = fmt.Sprintf("rank_offset defaults to right after the previous module (%d); the world is [0, %d)", m.RankOffset, l.WorldSize)
+			}
+			c.d.Add("span-out-of-world", m.Pos(field), m.Name, hint,
+				"module spans ranks %v, beyond world_size %d", s, l.WorldSize)
+			sound = false
+			continue
+		}
+		ss = append(ss, s)
+	}
+	if !sound {
+		return false
+	}
+	same := true
+	for _, s := range ss[1:] {
+		if s.start != ss[0].start || s.end != ss[0].end {
+			same = false
+		}
+	}
+	if same {
+		c.r.Mode = Colocated
+	} else {
+		c.r.Mode = NonColocated
+		for i, a := range ss {
+			for _, b := range ss[i+1:] {
+				if a.end > b.start && b.end > a.start {
+					c.d.Add("span-overlap", b.m.Pos("rank_offset"), b.m.Name,
+						"give every module the same span (colocated) or make the spans disjoint (non-colocated)",
+						"module %q spans %v, which overlaps module %q at %v without being identical to it", b.m.Name, b, a.m.Name, a)
+				}
+			}
+		}
+	}
+	if gaps := uncovered(ss, l.WorldSize); gaps != "" {
+		hint := "every rank must belong to a module: extend a module, add one, or shrink world_size"
+		c.d.Add("world-gap", l.Pos(worldKey(l)), "", hint, "ranks %s of the world [0, %d) belong to no module", gaps, l.WorldSize)
+	}
+	return true
+}
+
+func worldKey(l *layout.Layout) string {
+	if l.Given("world_size") {
+		return "world_size"
+	}
+	return "cluster"
+}
+
+// uncovered lists, as ranges, the ranks of [0, world) outside every span.
+func uncovered(ss []span, world int) string {
+	sorted := slices.Clone(ss)
+	slices.SortFunc(sorted, func(a, b span) int { return a.start - b.start })
+	var parts []string
+	next := 0
+	add := func(from, to int) { // [from, to)
+		if to-from == 1 {
+			parts = append(parts, fmt.Sprint(from))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", from, to-1))
+		}
+	}
+	for _, s := range sorted {
+		if s.start > next {
+			add(next, s.start)
+		}
+		next = max(next, s.end)
+	}
+	if next < world {
+		add(next, world)
+	}
+	return strings.Join(parts, ", ")
+}

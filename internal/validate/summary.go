@@ -1,0 +1,46 @@
+package validate
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Summary is the one-line verdict the text format ends a file's report
+// with.
+func (r *Result) Summary(strict bool) string {
+	e, w := r.Diags.Count()
+	if !r.Valid(strict) {
+		return fmt.Sprintf("%s: invalid: %s", r.Diags.File, counts(e, w))
+	}
+	t := r.Topology
+	var mods []string
+	for _, m := range t.Modules {
+		mods = append(mods, fmt.Sprintf("%s [%d, %d)", m.Name, m.RankOffset, m.RankOffset+m.NumRanks))
+	}
+	s := fmt.Sprintf("%s: valid: %s, %d ranks, target %s: %s", r.Diags.File, t.Mode, t.WorldSize, t.Target, strings.Join(mods, ", "))
+	if w > 0 {
+		s += " (" + counts(0, w) + ")"
+	}
+	return s
+}
+
+func counts(e, w int) string {
+	var parts []string
+	if e > 0 {
+		parts = append(parts, plural(e, "error"))
+	}
+	if w > 0 {
+		parts = append(parts, plural(w, "warning"))
+	}
+	if len(parts) == 0 {
+		return "no problems"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

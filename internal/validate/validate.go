@@ -1,0 +1,108 @@
+// Package validate checks a parsed layout against the rules of Megatron's
+// MIMO runtime and builds its topology: every module's grid and groups.
+package validate
+
+import (
+	"fmt"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/grid"
+	"github.com/mimoplan/mimoplan/internal/layout"
+)
+
+// Mode is how module spans relate.
+type Mode string
+
+const (
+	Colocated    Mode = "colocated"     // every module spans the same ranks
+	NonColocated Mode = "non_colocated" // spans are disjoint and tile the world
+)
+
+// Topology is a valid layout's modules with their grids, in layout order.
+type Topology struct {
+	Name      string
+	Target    layout.Target
+	WorldSize int
+	Mode      Mode
+	Cluster   *layout.Cluster
+	Batch     *layout.Batch
+	Modules   []*grid.Module
+}
+
+// Module returns the module with the given name, or nil.
+func (t *Topology) Module(name string) *grid.Module {
+	for _, m := range t.Modules {
+		if m.Name == name {
+			return m
+		}
+	}
+	return nil
+}
+
+// Result is the outcome of checking one layout.
+type Result struct {
+	Layout *layout.Layout
+	Diags  *diag.List
+	// Mode is set once the module spans are known to be sound.
+	Mode Mode
+	// Topology is set when every module's grid could be built, which is
+	// the case whenever Diags holds no error from the core rules.
+	Topology *Topology
+	// Facts are derived figures worth showing to the user (micro-batch
+	// counts, per-encoder micro-batches), in the order they were found.
+	Facts []string
+}
+
+// Valid reports whether the layout has no error (and, when strict, no
+// warning).
+func (r *Result) Valid(strict bool) bool {
+	e, w := r.Diags.Count()
+	return e == 0 && !(strict && w > 0)
+}
+
+// Load reads, parses and checks a layout file. The error is for a file that
+// cannot be read.
+func Load(path string) (*Result, error) {
+	l, d, err := layout.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return Check(l, d), nil
+}
+
+// Check runs every rule over l, appending to d (the parser's diagnostics).
+func Check(l *layout.Layout, d *diag.List) *Result {
+	c := &checker{l: l, d: d, r: &Result{Layout: l, Diags: d}}
+	c.core()
+	if c.r.Topology != nil {
+		for _, rule := range topologyRules {
+			rule(c)
+		}
+	}
+	d.Sort()
+	return c.r
+}
+
+// checker carries the state the rules share.
+type checker struct {
+	l *layout.Layout
+	d *diag.List
+	r *Result
+}
+
+// topologyRules run once the topology is built; each reads c.r.Topology and
+// the layout for positions, and adds diagnostics or facts.
+var topologyRules []func(*checker)
+
+func (c *checker) fact(format string, args ...any) {
+	c.r.Facts = append(c.r.Facts, fmt.Sprintf(format, args...))
+}
+
+func (c *checker) module(name string) *layout.Module {
+	for i := range c.l.Modules {
+		if c.l.Modules[i].Name == name {
+			return &c.l.Modules[i]
+		}
+	}
+	return nil
+}
