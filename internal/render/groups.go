@@ -120,11 +120,11 @@ func groupsCSV(o *out, sel selection) {
 	}
 }
 
-// Folding limits for tables: the number of groups and the number of
-// members shown before the rest is summarised.
+// Folding limits for tables: members shown of a long group, and the width
+// of the ranks cell before the remaining groups are only counted.
 const (
-	foldGroups  = 4
-	foldMembers = 8
+	foldMembers = 6
+	foldWidth   = 64
 )
 
 func groupsTable(w *bufio.Writer, t *validate.Topology, sel selection, o Options) error {
@@ -181,12 +181,12 @@ func members(e grid.Enum, i int, full bool) string {
 	var b strings.Builder
 	b.WriteByte('[')
 	for j := range n {
-		if !full && n > foldMembers && j == foldMembers-1 {
-			fmt.Fprintf(&b, "... %d (%d ranks)", e.Rank(i, n-1), n)
-			break
-		}
 		if j > 0 {
 			b.WriteByte(' ')
+		}
+		if !full && n > foldMembers+1 && j == foldMembers-1 {
+			fmt.Fprintf(&b, "... %d (%d ranks)", e.Rank(i, n-1), n)
+			break
 		}
 		b.WriteString(strconv.Itoa(e.Rank(i, j)))
 	}
@@ -194,14 +194,24 @@ func members(e grid.Enum, i int, full bool) string {
 	return b.String()
 }
 
-// folded shows the first groups of an enumeration and counts the rest.
+// folded shows the first groups of an enumeration, as many as fit in
+// foldWidth characters (at least one), and counts the rest.
 func folded(e grid.Enum) string {
-	var parts []string
-	for i := range min(e.NumGroups(), foldGroups) {
-		parts = append(parts, members(e, i, false))
+	var b strings.Builder
+	shown := 0
+	for i := range e.NumGroups() {
+		g := members(e, i, false)
+		if shown > 0 && b.Len()+1+len(g) > foldWidth {
+			break
+		}
+		if shown > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(g)
+		shown++
 	}
-	if rest := e.NumGroups() - foldGroups; rest > 0 {
-		parts = append(parts, fmt.Sprintf("... and %d more", rest))
+	if rest := e.NumGroups() - shown; rest > 0 {
+		fmt.Fprintf(&b, " ... and %d more", rest)
 	}
-	return strings.Join(parts, " ")
+	return b.String()
 }

@@ -270,12 +270,10 @@ func renderByRank(w *bufio.Writer, t *validate.Topology, sel selection, o Option
 				}
 				v := cs[j]
 				switch {
-				case h == "module":
-					b := new(strings.Builder)
-					fmt.Fprintf(b, "%q", v)
-					v = b.String()
 				case v == "-":
 					v = "null"
+				case h == "module": // a module may be named null or true
+					v = strconv.Quote(v)
 				}
 				o2.s(h + ": " + v)
 			}
@@ -285,7 +283,11 @@ func renderByRank(w *bufio.Writer, t *validate.Topology, sel selection, o Option
 	case "csv":
 		o2.s(strings.Join(header, ",") + "\n")
 		_ = each(func(x row) error {
-			o2.s(strings.Join(cells(x), ",") + "\n")
+			cs := cells(x)
+			if cs[1] == "-" { // unknown placement is an empty field in CSV
+				cs[1], cs[2] = "", ""
+			}
+			o2.s(strings.Join(cs, ",") + "\n")
 			return nil
 		})
 	default:

@@ -1,0 +1,5 @@
+package render_test
+
+import "fmt"
+
+var fmtSscan = fmt.Sscan
