@@ -130,7 +130,7 @@ func resolveEntry(s *Snapshot, entry string) (visibleDevice, string) {
 	case !ok:
 		return visibleDevice{}, "it is not a device index, a GPU-<uuid> or a MIG-<uuid>"
 	case n < 0:
-		return visibleDevice{}, "a negative index hides this GPU and every one after it"
+		return visibleDevice{}, "it is a negative index (CUDA_VISIBLE_DEVICES=-1 is the idiom for hiding every GPU)"
 	case n >= len(s.GPUs):
 		return visibleDevice{}, fmt.Sprintf("there is no GPU %s: this machine has %s", digits, countGPUs(len(s.GPUs)))
 	}

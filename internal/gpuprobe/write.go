@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
 )
 
 // WriteJSON writes the snapshot as one indented JSON object.
@@ -45,8 +46,8 @@ func WriteTable(w io.Writer, s *Snapshot) error {
 		return nil
 	}
 
-	t := tablewriter.NewTable(w)
-	t.Header("GPU", "Name", "UUID", "PCI bus id", "Memory", "CC", "MIG")
+	t := newTable(w)
+	t.Header("GPU", "NAME", "UUID", "PCI BUS ID", "MEMORY", "CC", "MIG")
 	for _, g := range s.GPUs {
 		mig := "off"
 		if g.MIGEnabled {
@@ -66,7 +67,7 @@ func WriteTable(w io.Writer, s *Snapshot) error {
 	if _, err := fmt.Fprintln(w, "\nTopology"); err != nil {
 		return fmt.Errorf("write topology: %w", err)
 	}
-	m := tablewriter.NewTable(w)
+	m := newTable(w)
 	header := []any{""}
 	for _, g := range s.GPUs {
 		header = append(header, "GPU"+strconv.Itoa(g.Index))
@@ -93,6 +94,12 @@ func WriteTable(w io.Writer, s *Snapshot) error {
 		}
 	}
 	return nil
+}
+
+// newTable is a table whose header is printed as given (tablewriter would
+// otherwise turn "GPU0" into "GPU 0").
+func newTable(w io.Writer) *tablewriter.Table {
+	return tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
 }
 
 func orDash(s string) string {

@@ -1,0 +1,24 @@
+//go:build !cgo
+
+package gpuprobe
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+)
+
+func TestWithoutCgo(t *testing.T) {
+	snap, err := ProbeLocal()
+	assert.Nil(t, snap)
+	require.Error(t, err)
+	assert.True(t, IsUnavailable(err))
+	assert.Contains(t, err.Error(), "NVML is unavailable: this mimoplan was built without cgo")
+
+	got, err := CheckLocal(8, diag.Pos{})
+	assert.Nil(t, got)
+	assert.True(t, IsUnavailable(err))
+}
