@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/gpuprobe"
+)
+
+// runProbe runs the root command with args and returns the exit code,
+// stdout and stderr.
+func runProbe(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := execute(args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// fakeProbe replaces the NVML probe for one test.
+func fakeProbe(t *testing.T, s *gpuprobe.Snapshot, err error) {
+	t.Helper()
+	old := probeLocal
+	probeLocal = func() (*gpuprobe.Snapshot, error) { return s, err }
+	t.Cleanup(func() { probeLocal = old })
+}
+
+func twoGPUs() *gpuprobe.Snapshot {
+	return &gpuprobe.Snapshot{
+		DriverVersion:     "570.86.15",
+		CUDADriverVersion: "12.8",
+		GPUs: []gpuprobe.GPU{
+			{Index: 0, Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-aaaa", PCIBusID: "00000000:18:00.0", MemoryBytes: 80 << 30, ComputeCapability: "9.0"},
+			{Index: 1, Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-bbbb", PCIBusID: "00000000:2a:00.0", MemoryBytes: 80 << 30, ComputeCapability: "9.0"},
+		},
+		Links: [][]gpuprobe.Link{{"X", "NV18"}, {"NV18", "X"}},
+	}
+}
+
+func TestProbeWithoutNVML(t *testing.T) {
+	// A library path that cannot exist makes this machine-independent: the
+	// real NVML is asked, and fails to load, whether or not a driver is here.
+	t.Setenv(gpuprobe.LibraryPathEnv, "/nonexistent/libnvidia-ml.so.1")
+	for _, args := range [][]string{{"probe"}, {"probe", "--format", "json"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			code, stdout, stderr := runProbe(t, args...)
+			assert.Equal(t, exitNoGPU, code)
+			assert.Empty(t, stdout)
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+			assert.Contains(t, stderr, "mimoplan: NVML is unavailable: /nonexistent/libnvidia-ml.so.1")
+			assert.Contains(t, stderr, "could not be loaded")
+		})
+	}
+}
+
+func TestProbeFailureExits3(t *testing.T) {
+	fakeProbe(t, nil, errors.New("NVML: GPU 3: get handle: ERROR_GPU_IS_LOST"))
+	code, stdout, stderr := runProbe(t, "probe")
+	assert.Equal(t, exitNoGPU, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "mimoplan: NVML: GPU 3: get handle: ERROR_GPU_IS_LOST\n", stderr)
+}
+
+func TestProbeTable(t *testing.T) {
+	fakeProbe(t, twoGPUs(), nil)
+	code, stdout, stderr := runProbe(t, "probe")
+	assert.Equal(t, exitOK, code)
+	assert.Empty(t, stderr)
+	assert.True(t, strings.HasPrefix(stdout, "Driver 570.86.15, CUDA 12.8, 2 GPUs\n"), stdout)
+	for _, s := range []string{"GPU-aaaa", "00000000:2a:00.0", "80 GiB", "NV18", "Legend:"} {
+		assert.Contains(t, stdout, s)
+	}
+}
+
+func TestProbeJSON(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  string
+	}{
+		{"flag", []string{"probe", "--format", "json"}, ""},
+		{"environment", []string{"probe"}, "json"},
+		{"flag wins over environment", []string{"probe", "--format=json"}, "table"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fakeProbe(t, twoGPUs(), nil)
+			t.Setenv("MIMOPLAN_FORMAT", tt.env)
+			code, stdout, stderr := runProbe(t, tt.args...)
+			require.Equal(t, exitOK, code, stderr)
+			var got gpuprobe.Snapshot
+			require.NoError(t, json.Unmarshal([]byte(stdout), &got), stdout)
+			assert.Equal(t, twoGPUs().GPUs[1].UUID, got.GPUs[1].UUID)
+			assert.Equal(t, gpuprobe.NVLink(18), got.Links[0][1])
+		})
+	}
+}
+
+func TestProbeUsage(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad format", []string{"probe", "--format", "xml"}, `invalid --format "xml": want one of table, json`},
+		{"extra argument", []string{"probe", "gpu0"}, "unknown command"},
+		{"unknown flag", []string{"probe", "--all"}, "unknown flag: --all"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fakeProbe(t, nil, errors.New("must not be called"))
+			code, stdout, stderr := runProbe(t, tt.args...)
+			assert.Equal(t, exitUsage, code)
+			assert.Empty(t, stdout)
+			assert.Contains(t, stderr, tt.want)
+		})
+	}
+}
