@@ -29,7 +29,8 @@ var (
 	yamlLine   = regexp.MustCompile(`line (\d+)(?:, column (\d+))?:? ?`)
 	// wholeDigits matches integers too large for YAML's int, which it then
 	// tags as floats.
-	wholeDigits = regexp.MustCompile(`^[-+]?[0-9]+$`)
+	wholeDigits   = regexp.MustCompile(`^[-+]?[0-9]+$`)
+	unknownAnchor = regexp.MustCompile(`unknown anchor '([^']*)' referenced`)
 )
 
 // maxBatch bounds batch sizes well below any overflow of their products.
@@ -64,6 +65,10 @@ func Load(path string) (*Layout, *diag.List, error) {
 type parser struct {
 	l *Layout
 	d *diag.List
+	// suggested holds the field names offered for the unknown keys of the
+	// last mapping read, so that a misspelt num_ranks is reported once, not
+	// also as a missing one.
+	suggested map[string]bool
 }
 
 // Parse parses layout text. It never fails: everything wrong with the input
@@ -105,7 +110,7 @@ func (p *parser) document(data []byte) (n *yaml.Node, ok bool) {
 		if errors.Is(err, io.EOF) {
 			p.d.Add("yaml-syntax", start, "", "start from a layout in layouts/ or docs/layout.md", "file is empty")
 		} else {
-			p.d.Add("yaml-syntax", errorPos(err), "", "", "%s", yamlMessage(err))
+			p.d.Add("yaml-syntax", errorPos(err, data), "", "", "%s", yamlMessage(err))
 		}
 		return nil, false
 	}
@@ -115,7 +120,7 @@ func (p *parser) document(data []byte) (n *yaml.Node, ok bool) {
 		if err == nil {
 			pos = nodePos(&extra)
 		} else {
-			pos = errorPos(err)
+			pos = errorPos(err, data)
 		}
 		p.d.Add("yaml-syntax", pos, "", "keep one layout per file, without a second '---'", "file holds more than one YAML document")
 		return nil, false
@@ -133,17 +138,31 @@ func (p *parser) document(data []byte) (n *yaml.Node, ok bool) {
 }
 
 // errorPos extracts the line (and column, where given) from a YAML error.
-func errorPos(err error) diag.Pos {
-	m := yamlLine.FindStringSubmatch(err.Error())
+// yaml.v3 counts lines from 0 in its parser's errors ("did not find
+// expected ...") and from 1 in its scanner's, and gives no line at all for
+// an unknown anchor, which is then found in the text.
+func errorPos(err error, data []byte) diag.Pos {
+	msg := err.Error()
+	if m := unknownAnchor.FindStringSubmatch(msg); m != nil {
+		if i := bytes.Index(data, []byte("*"+m[1])); i >= 0 {
+			line := bytes.Count(data[:i], []byte("\n")) + 1
+			col := i - bytes.LastIndexByte(data[:i], '\n')
+			return diag.Pos{Line: line, Column: col}
+		}
+	}
+	m := yamlLine.FindStringSubmatch(msg)
 	if m == nil {
 		return diag.Pos{Line: 1, Column: 1}
 	}
 	line, _ := strconv.Atoi(m[1])
+	if strings.Contains(msg, "did not find expected") {
+		line++
+	}
 	col := 1
 	if m[2] != "" {
 		col, _ = strconv.Atoi(m[2])
 	}
-	return diag.Pos{Line: line, Column: col}
+	return diag.Pos{Line: max(line, 1), Column: max(col, 1)}
 }
 
 // yamlMessage drops the library's prefix and the position, which the
@@ -209,6 +228,7 @@ func (p *parser) fields(n *yaml.Node, what, module string, known []string) (map[
 		return nil, false
 	}
 	out := make(map[string]field, len(n.Content)/2)
+	p.suggested = map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := resolve(n.Content[i]), n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
@@ -223,6 +243,7 @@ func (p *parser) fields(n *yaml.Node, what, module string, known []string) (map[
 			hint := "known keys: " + strings.Join(known, ", ")
 			if s := suggest(k.Value, known); s != "" {
 				hint = fmt.Sprintf("did you mean %q? (%s)", s, hint)
+				p.suggested[s] = true
 			}
 			p.d.Add("unknown-field", nodePos(k), module, hint, "unknown field %q in %s", clip(k.Value), what)
 			continue
@@ -434,6 +455,7 @@ func (p *parser) module(n *yaml.Node, index, limit int) Module {
 		m.Broken = true
 		return m
 	}
+	suggested := p.suggested
 	for k, f := range fs {
 		m.pos[k] = nodePos(resolve(f.value))
 	}
@@ -484,7 +506,7 @@ func (p *parser) module(n *yaml.Node, index, limit int) Module {
 		}
 	}
 	if !m.Broken {
-		p.ranks(&m, fs, limit)
+		p.ranks(&m, fs, limit, suggested)
 	}
 	return m
 }
@@ -500,12 +522,16 @@ func sizeHint(field string, limit int) string {
 }
 
 // ranks settles num_ranks from dp, or checks that both agree.
-func (p *parser) ranks(m *Module, fs map[string]field, limit int) {
+func (p *parser) ranks(m *Module, fs map[string]field, limit int, suggested map[string]bool) {
 	dense, ok := mul(limit, m.TP, m.GTPRemat, m.CP, m.PP)
 	_, hasN := fs["num_ranks"]
 	_, hasDP := fs["dp"]
 	switch {
 	case !hasN && !hasDP:
+		if suggested["num_ranks"] || suggested["dp"] {
+			m.Broken = true // the misspelt key is already reported
+			return
+		}
 		p.d.Add("invalid-value", m.Pos(""), m.Name, "add 'num_ranks: N' (dp is then derived) or 'dp: N'", "module needs num_ranks or dp")
 		m.Broken = true
 	case hasN && hasDP:

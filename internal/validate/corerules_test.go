@@ -1,0 +1,88 @@
+package validate_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+type hit struct {
+	Rule         string
+	Line, Column int
+	Module       string
+}
+
+func check(src string) *validate.Result {
+	l, d := layout.Parse("core.yaml", []byte(src))
+	return validate.Check(l, d)
+}
+
+func hits(r *validate.Result) []hit {
+	var out []hit
+	for _, d := range r.Diags.Items {
+		out = append(out, hit{d.Rule, d.Line, d.Column, d.Module})
+	}
+	return out
+}
+
+func TestCoreRules(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want []hit
+		mode validate.Mode
+	}{
+		{"non-colocated ok", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, tp: 4}\n", nil, validate.NonColocated},
+		{"colocated ok", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 8, tp: 2}\n- {name: language, num_ranks: 8, rank_offset: 0, tp: 4}\n", nil, validate.Colocated},
+		{"missing language", "version: 1\nworld_size: 4\nmodules:\n- {name: vision, num_ranks: 4}\n",
+			[]hit{{"missing-language-module", 4, 1, ""}}, validate.Colocated},
+		{"dense not divisible", "version: 1\nworld_size: 6\nmodules:\n- name: language\n  num_ranks: 6\n  tp: 4\n",
+			[]hit{{"dense-not-divisible", 5, 14, "language"}}, ""},
+		{"expert not divisible", "version: 1\nworld_size: 6\nmodules:\n- name: language\n  num_ranks: 6\n  ep: 4\n",
+			[]hit{{"expert-not-divisible", 6, 7, "language"}}, ""},
+		{"experts not divisible", "version: 1\nworld_size: 4\nmodules:\n- name: language\n  num_ranks: 4\n  ep: 4\n  num_experts: 6\n",
+			[]hit{{"experts-not-divisible", 7, 16, "language"}}, validate.Colocated},
+		{"experts divisible", "version: 1\nworld_size: 4\nmodules:\n- name: language\n  num_ranks: 4\n  ep: 4\n  num_experts: 8\n", nil, validate.Colocated},
+		{"span out of world", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, rank_offset: 6}\n",
+			[]hit{{"span-out-of-world", 5, 47, "language"}}, ""},
+		{"default offset out of world", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 6}\n- {name: language, num_ranks: 4}\n",
+			[]hit{{"span-out-of-world", 5, 31, "language"}}, ""},
+		{"span overlap", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 6}\n- {name: language, num_ranks: 4, rank_offset: 4}\n",
+			[]hit{{"span-overlap", 5, 47, "language"}}, validate.NonColocated},
+		{"world gap", "version: 1\nworld_size: 12\nmodules:\n- {name: vision, num_ranks: 4, rank_offset: 0}\n- {name: language, num_ranks: 4, rank_offset: 6}\n",
+			[]hit{{"world-gap", 2, 13, ""}}, validate.NonColocated},
+		{"everything at once", "version: 1\nworld_size: 16\nmodules:\n- {name: vision, num_ranks: 6, tp: 4}\n- {name: audio, num_ranks: 4, rank_offset: 8, ep: 3}\n",
+			[]hit{{"missing-language-module", 4, 1, ""}, {"dense-not-divisible", 4, 29, "vision"}, {"expert-not-divisible", 5, 51, "audio"}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := check(tt.src)
+			assert.Equal(t, tt.want, hits(r))
+			assert.Equal(t, tt.mode, r.Mode)
+			if len(tt.want) == 0 {
+				require.NotNil(t, r.Topology)
+				assert.True(t, r.Valid(false))
+			} else {
+				assert.Nil(t, r.Topology)
+				assert.False(t, r.Valid(false))
+			}
+		})
+	}
+}
+
+func TestWorldGapNamesRanges(t *testing.T) {
+	r := check("version: 1\nworld_size: 16\nmodules:\n- {name: vision, num_ranks: 4, rank_offset: 1}\n- {name: language, num_ranks: 4, rank_offset: 8}\n")
+	require.Len(t, r.Diags.Items, 1)
+	assert.Equal(t, "ranks 0, 5-7, 12-15 of the world [0, 16) belong to no module", r.Diags.Items[0].Message)
+}
+
+func TestSummary(t *testing.T) {
+	r := check("version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4}\n")
+	assert.Equal(t, "core.yaml: valid: non_colocated, 8 ranks, target core: vision [0, 4), language [4, 8)", r.Summary(false))
+	r = check("version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 3, tp: 2}\n")
+	assert.Equal(t, "core.yaml: invalid: 2 errors", r.Summary(false))
+}
