@@ -245,7 +245,11 @@ func (p *parser) fields(n *yaml.Node, what, module string, known []string) (map[
 				hint = fmt.Sprintf("did you mean %q? (%s)", s, hint)
 				p.suggested[s] = true
 			}
-			p.d.Add("unknown-field", nodePos(k), module, hint, "unknown field %q in %s", clip(k.Value), what)
+			if module != "" { // the diagnostic names the module already
+				p.d.Add("unknown-field", nodePos(k), module, hint, "unknown field %q", clip(k.Value))
+			} else {
+				p.d.Add("unknown-field", nodePos(k), module, hint, "unknown field %q in %s", clip(k.Value), what)
+			}
 			continue
 		}
 		out[k.Value] = field{key: k, value: v}
@@ -449,8 +453,11 @@ func (p *parser) module(n *yaml.Node, index, limit int) Module {
 	n = resolve(n)
 	m := Module{TP: 1, GTPRemat: 1, CP: 1, PP: 1, EP: 1, ExptTP: 1, ExptGTPRemat: 1,
 		pos: map[string]diag.Pos{"": nodePos(n)}}
-	what := fmt.Sprintf("modules[%d]", index)
-	fs, ok := p.fields(n, what, "", moduleFields)
+	what, module := fmt.Sprintf("modules[%d]", index), peekName(n)
+	if module != "" {
+		what = fmt.Sprintf("module %q", module)
+	}
+	fs, ok := p.fields(n, what, module, moduleFields)
 	if !ok {
 		m.Broken = true
 		return m
@@ -470,7 +477,6 @@ func (p *parser) module(n *yaml.Node, index, limit int) Module {
 			m.Broken = true
 		default:
 			m.Name = v.Value
-			what = fmt.Sprintf("module %q", m.Name)
 		}
 	} else {
 		p.d.Add("invalid-value", nodePos(n), "", "add 'name: ...'; exactly one module is named language", "%s has no name", what)
@@ -509,6 +515,21 @@ func (p *parser) module(n *yaml.Node, index, limit int) Module {
 		p.ranks(&m, fs, limit, suggested)
 	}
 	return m
+}
+
+// peekName returns a module mapping's name when it is a valid one, so that
+// diagnostics about its other keys can name the module.
+func peekName(n *yaml.Node) string {
+	if n.Kind != yaml.MappingNode {
+		return ""
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		if k.Value == "name" && v.Kind == yaml.ScalarNode && v.Tag == "!!str" && len(v.Value) <= 64 && moduleName.MatchString(v.Value) {
+			return v.Value
+		}
+	}
+	return ""
 }
 
 func sizeHint(field string, limit int) string {

@@ -70,7 +70,6 @@ func (c *checker) divisibility(m *layout.Module) {
 			fmt.Sprintf("make num_ranks a multiple of %d (%s), or change those sizes", dense, multiples(dense, m.NumRanks)),
 			"num_ranks %d is not divisible by tp*gtp_remat*cp*pp = %d*%d*%d*%d = %d",
 			m.NumRanks, m.TP, m.GTPRemat, m.CP, m.PP, dense)
-		m.Broken = true
 	}
 	expert := m.ExptTP * m.EP * m.ExptGTPRemat * m.PP
 	if m.NumRanks%expert != 0 {
@@ -78,7 +77,6 @@ func (c *checker) divisibility(m *layout.Module) {
 			fmt.Sprintf("make num_ranks a multiple of %d (%s), or lower ep, expt_tp or expt_gtp_remat", expert, multiples(expert, m.NumRanks)),
 			"num_ranks %d is not divisible by expt_tp*ep*expt_gtp_remat*pp = %d*%d*%d*%d = %d",
 			m.NumRanks, m.ExptTP, m.EP, m.ExptGTPRemat, m.PP, expert)
-		m.Broken = true
 	}
 	if m.NumExperts > 0 && m.NumExperts%m.EP != 0 {
 		c.d.Add("experts-not-divisible", m.Pos("num_experts"), m.Name,
@@ -162,14 +160,18 @@ func (c *checker) spans() bool {
 				if a.end > b.start && b.end > a.start {
 					c.d.Add("span-overlap", b.m.Pos("rank_offset"), b.m.Name,
 						"give every module the same span (colocated) or make the spans disjoint (non-colocated)",
-						"module %q spans %v, which overlaps module %q at %v without being identical to it", b.m.Name, b, a.m.Name, a)
+						"span %v overlaps module %q at %v without being identical to it", b, a.m.Name, a)
 				}
 			}
 		}
 	}
-	if gaps := uncovered(ss, l.WorldSize); gaps != "" {
+	if gaps, n := uncovered(ss, l.WorldSize); n > 0 {
 		hint := "every rank must belong to a module: extend a module, add one, or shrink world_size"
-		c.d.Add("world-gap", l.Pos(worldKey(l)), "", hint, "ranks %s of the world [0, %d) belong to no module", gaps, l.WorldSize)
+		what := "ranks %s of the world [0, %d) belong to no module"
+		if n == 1 {
+			what = "rank %s of the world [0, %d) belongs to no module"
+		}
+		c.d.Add("world-gap", l.Pos(worldKey(l)), "", hint, what, gaps, l.WorldSize)
 	}
 	return true
 }
@@ -181,13 +183,15 @@ func worldKey(l *layout.Layout) string {
 	return "cluster"
 }
 
-// uncovered lists, as ranges, the ranks of [0, world) outside every span.
-func uncovered(ss []span, world int) string {
+// uncovered lists, as ranges, the ranks of [0, world) outside every span,
+// and counts them.
+func uncovered(ss []span, world int) (string, int) {
 	sorted := slices.Clone(ss)
 	slices.SortFunc(sorted, func(a, b span) int { return a.start - b.start })
 	var parts []string
-	next := 0
+	next, count := 0, 0
 	add := func(from, to int) { // [from, to)
+		count += to - from
 		if to-from == 1 {
 			parts = append(parts, fmt.Sprint(from))
 		} else {
@@ -203,5 +207,5 @@ func uncovered(ss []span, world int) string {
 	if next < world {
 		add(next, world)
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, ", "), count
 }

@@ -41,9 +41,9 @@ func TestCoreRules(t *testing.T) {
 		{"missing language", "version: 1\nworld_size: 4\nmodules:\n- {name: vision, num_ranks: 4}\n",
 			[]hit{{"missing-language-module", 4, 1, ""}}, validate.Colocated},
 		{"dense not divisible", "version: 1\nworld_size: 6\nmodules:\n- name: language\n  num_ranks: 6\n  tp: 4\n",
-			[]hit{{"dense-not-divisible", 5, 14, "language"}}, ""},
+			[]hit{{"dense-not-divisible", 5, 14, "language"}}, validate.Colocated},
 		{"expert not divisible", "version: 1\nworld_size: 6\nmodules:\n- name: language\n  num_ranks: 6\n  ep: 4\n",
-			[]hit{{"expert-not-divisible", 6, 7, "language"}}, ""},
+			[]hit{{"expert-not-divisible", 6, 7, "language"}}, validate.Colocated},
 		{"experts not divisible", "version: 1\nworld_size: 4\nmodules:\n- name: language\n  num_ranks: 4\n  ep: 4\n  num_experts: 6\n",
 			[]hit{{"experts-not-divisible", 7, 16, "language"}}, validate.Colocated},
 		{"experts divisible", "version: 1\nworld_size: 4\nmodules:\n- name: language\n  num_ranks: 4\n  ep: 4\n  num_experts: 8\n", nil, validate.Colocated},
@@ -56,7 +56,7 @@ func TestCoreRules(t *testing.T) {
 		{"world gap", "version: 1\nworld_size: 12\nmodules:\n- {name: vision, num_ranks: 4, rank_offset: 0}\n- {name: language, num_ranks: 4, rank_offset: 6}\n",
 			[]hit{{"world-gap", 2, 13, ""}}, validate.NonColocated},
 		{"everything at once", "version: 1\nworld_size: 16\nmodules:\n- {name: vision, num_ranks: 6, tp: 4}\n- {name: audio, num_ranks: 4, rank_offset: 8, ep: 3}\n",
-			[]hit{{"missing-language-module", 4, 1, ""}, {"dense-not-divisible", 4, 29, "vision"}, {"expert-not-divisible", 5, 51, "audio"}}, ""},
+			[]hit{{"world-gap", 2, 13, ""}, {"missing-language-module", 4, 1, ""}, {"dense-not-divisible", 4, 29, "vision"}, {"expert-not-divisible", 5, 51, "audio"}}, validate.NonColocated},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,5 +84,5 @@ func TestSummary(t *testing.T) {
 	r := check("version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4}\n")
 	assert.Equal(t, "core.yaml: valid: non_colocated, 8 ranks, target core: vision [0, 4), language [4, 8)", r.Summary(false))
 	r = check("version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 3, tp: 2}\n")
-	assert.Equal(t, "core.yaml: invalid: 2 errors", r.Summary(false))
+	assert.Equal(t, "core.yaml: invalid: 3 errors", r.Summary(false))
 }

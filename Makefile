@@ -1,0 +1,49 @@
+# mimoplan: `make demo` shows it working, `make test` proves it.
+# A fresh machine needs only Go and gcc: `go` fetches every module itself.
+
+GO       ?= go
+BIN      := bin/mimoplan
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -X main.version=$(VERSION)
+DEMO     ?= layouts/nemotron-vlm-8gpu.yaml
+FUZZTIME ?= 30s
+
+.PHONY: all build demo test vet fmt-check bench fuzz clean
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/mimoplan
+
+demo: build
+	@echo '$$ mimoplan validate $(DEMO)'
+	@./$(BIN) validate $(DEMO)
+	@echo
+	@echo '$$ mimoplan render $(DEMO)'
+	@./$(BIN) render $(DEMO)
+	@echo
+	@echo '$$ mimoplan render $(DEMO) --rank 5'
+	@./$(BIN) render $(DEMO) --rank 5
+	@echo
+	@echo '$$ mimoplan validate testdata/demo/broken.yaml   # a layout with mistakes: exit 1'
+	@./$(BIN) validate testdata/demo/broken.yaml; echo "exit code $$?"
+
+test: fmt-check vet
+	$(GO) test -count=1 ./...
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/grid ./internal/render
+
+fuzz:
+	$(GO) test ./internal/layout -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/validate -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME)
+
+clean:
+	rm -rf bin

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// mimoplan runs the command line in-process and returns exit code, stdout
+// and stderr.
+func mimoplan(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := execute(args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func writeLayout(t *testing.T, src string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "layout.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
+	return p
+}
+
+const good = "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, tp: 2}\n"
+const bad = "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 3, tp: 2}\n- {name: language, num_ranks: 4, tp: 2}\n"
+
+func TestExitCodes(t *testing.T) {
+	g, b := writeLayout(t, good), writeLayout(t, bad)
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"valid", []string{"validate", g}, 0, "valid: non_colocated", ""},
+		{"invalid", []string{"validate", b}, 1, ":4:29: error: module \"vision\": num_ranks 3 is not divisible", ""},
+		{"invalid among several", []string{"validate", g, b}, 1, "invalid: 2 errors", ""},
+		{"missing file", []string{"validate", filepath.Join(t.TempDir(), "nope.yaml")}, 2, "", "no such file"},
+		{"no args", []string{"validate"}, 2, "", "requires at least 1 arg"},
+		{"bad flag", []string{"validate", "--nope", g}, 2, "", "unknown flag"},
+		{"bad format", []string{"validate", "--format", "xml", g}, 2, "", `invalid --format "xml"`},
+		{"unknown command", []string{"frobnicate"}, 2, "", "unknown command"},
+		{"render valid", []string{"render", g, "--format", "json"}, 0, `"mode":"non_colocated"`, ""},
+		{"render invalid", []string{"render", b}, 1, "", "error: module \"vision\""},
+		{"render unknown module", []string{"render", g, "--module", "audio"}, 2, "", `no module named "audio"`},
+		{"render bad rank", []string{"render", g, "--rank", "99"}, 2, "", "outside the world"},
+		{"render rank", []string{"render", g, "--rank", "5"}, 0, "rank 5", ""},
+		{"render by rank", []string{"render", g, "--by", "rank", "--format", "csv"}, 0, "7,,,language", ""},
+		{"render bad by", []string{"render", g, "--by", "node"}, 2, "", `invalid --by "node"`},
+		{"version", []string{"--version"}, 0, "mimoplan version", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := mimoplan(t, tt.args...)
+			assert.Equal(t, tt.code, code, "stdout: %s\nstderr: %s", out, errOut)
+			assert.Contains(t, out, tt.stdout)
+			assert.Contains(t, errOut, tt.stderr)
+		})
+	}
+}
+
+func TestValidateJSON(t *testing.T) {
+	b := writeLayout(t, bad)
+	code, out, _ := mimoplan(t, "validate", "--format", "json", b)
+	assert.Equal(t, 1, code)
+	var r struct {
+		File        string           `json:"file"`
+		Valid       bool             `json:"valid"`
+		Errors      int              `json:"errors"`
+		Warnings    int              `json:"warnings"`
+		Diagnostics []map[string]any `json:"diagnostics"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	assert.Equal(t, b, r.File)
+	assert.False(t, r.Valid)
+	assert.Equal(t, 2, r.Errors)
+	require.Len(t, r.Diagnostics, 2)
+	assert.Equal(t, "world-gap", r.Diagnostics[0]["rule"])
+	assert.Equal(t, "rank 7 of the world [0, 8) belongs to no module", r.Diagnostics[0]["message"])
+	d := r.Diagnostics[1]
+	assert.Equal(t, "dense-not-divisible", d["rule"])
+	assert.Equal(t, "error", d["severity"])
+	assert.Equal(t, float64(4), d["line"])
+	assert.Equal(t, float64(29), d["column"])
+	assert.Equal(t, "vision", d["module"])
+}
+
+// Flags can come from MIMOPLAN_* variables; the command line wins.
+func TestEnvironment(t *testing.T) {
+	g := writeLayout(t, good)
+	t.Setenv("MIMOPLAN_FORMAT", "json")
+	code, out, _ := mimoplan(t, "validate", g)
+	assert.Equal(t, 0, code)
+	assert.True(t, json.Valid([]byte(out)), out)
+	code, out, _ = mimoplan(t, "validate", "--format", "text", g)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "valid: non_colocated")
+}
+
+func TestCompletion(t *testing.T) {
+	code, out, _ := mimoplan(t, "completion", "bash")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "bash completion")
+}

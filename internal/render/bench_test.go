@@ -1,0 +1,52 @@
+package render_test
+
+import (
+	"io"
+	"path/filepath"
+	"testing"
+
+	"github.com/mimoplan/mimoplan/internal/render"
+	"github.com/mimoplan/mimoplan/internal/testutil"
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+// countingWriter discards output but counts it, so the benchmark can report
+// the size of what a render produces.
+type countingWriter struct{ n int64 }
+
+func (c *countingWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+var scaleLayout = filepath.Join(testutil.RepoRoot(), "layouts", "scale-131072.yaml")
+
+// BenchmarkRenderJSON is the whole of `mimoplan render --format json` on
+// the 131,072-rank layout: read, parse, validate, enumerate and stream.
+func BenchmarkRenderJSON(b *testing.B) {
+	b.ReportAllocs()
+	var size int64
+	for b.Loop() {
+		res, err := validate.Load(scaleLayout)
+		if err != nil || !res.Valid(false) {
+			b.Fatalf("load: %v %+v", err, res.Diags.Items)
+		}
+		w := &countingWriter{}
+		if err := render.JSON(w, res.Topology); err != nil {
+			b.Fatal(err)
+		}
+		size = w.n
+	}
+	b.ReportMetric(float64(size)/1e6, "MB/op-output")
+}
+
+// BenchmarkRenderTable is the default table output of the same layout.
+func BenchmarkRenderTable(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := validate.Load(scaleLayout)
+		if err != nil || !res.Valid(false) {
+			b.Fatalf("load: %v", err)
+		}
+		if err := render.Render(io.Discard, res.Topology, render.Options{Format: "table"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
