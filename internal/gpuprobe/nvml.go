@@ -114,24 +114,41 @@ func Probe(lib Library) (*Snapshot, error) {
 		CUDADriverVersion: formatCUDAVersion(cuda),
 		GPUs:              make([]GPU, 0, n),
 	}
+	has := symbols(lib)
 	devs := make([]nvml.Device, n)
 	for i := range n {
 		d, ret := lib.DeviceGetHandleByIndex(i)
 		if ret != nvml.SUCCESS {
 			return nil, fmt.Errorf("NVML: GPU %d: get handle: %w", i, ret)
 		}
-		g, err := readGPU(i, d)
+		g, err := readGPU(i, d, has("nvmlDeviceGetMigMode"))
 		if err != nil {
 			return nil, fmt.Errorf("NVML: GPU %d: %w", i, err)
 		}
 		devs[i] = d
 		s.GPUs = append(s.GPUs, g)
 	}
-	s.Links = links(devs)
+	s.Links = links(devs, has("nvmlDeviceGetNvLinkRemoteDeviceType"))
 	return s, nil
 }
 
-func readGPU(index int, d nvml.Device) (GPU, error) {
+// symbols returns a test for whether the loaded libnvidia-ml.so has a
+// function. go-nvml calls NVML through symbols resolved at call time, so
+// calling one that an old driver lacks would kill the process; the few
+// calls newer than the oldest drivers still in use are checked first. A
+// Library that cannot say (no Extensions method) is taken to have all.
+func symbols(lib Library) func(name string) bool {
+	ext, ok := lib.(interface{ Extensions() nvml.ExtendedInterface })
+	if !ok {
+		return func(string) bool { return true }
+	}
+	e := ext.Extensions()
+	return func(name string) bool { return e.LookupSymbol(name) == nil }
+}
+
+// readGPU reads one GPU; hasMIG says whether the driver knows MIG (R450
+// and later).
+func readGPU(index int, d nvml.Device, hasMIG bool) (GPU, error) {
 	g := GPU{Index: index, MIGDevices: []string{}}
 	var ret nvml.Return
 	if g.Name, ret = d.GetName(); ret != nvml.SUCCESS {
@@ -156,6 +173,9 @@ func readGPU(index int, d nvml.Device) (GPU, error) {
 	}
 	g.ComputeCapability = fmt.Sprintf("%d.%d", major, minor)
 
+	if !hasMIG {
+		return g, nil // a driver without MIG: MIG is off
+	}
 	current, _, ret := d.GetMigMode()
 	switch ret {
 	case nvml.SUCCESS:
@@ -244,7 +264,11 @@ func cString(b []int8) string {
 // (every GPU reaches every other at full width there). Other pairs take
 // the PCIe level of their common ancestor. What NVML cannot answer is
 // LinkUnknown: the links are for reading, and none of the rules needs them.
-func links(devs []nvml.Device) [][]Link {
+//
+// hasRemoteType says whether the driver can tell a switch from a GPU at
+// the far end of a link; without it (older drivers), only links
+// whose far end is a GPU of this machine count.
+func links(devs []nvml.Device, hasRemoteType bool) [][]Link {
 	n := len(devs)
 	byBus := map[string]int{}
 	for i, d := range devs {
@@ -265,9 +289,11 @@ func links(devs []nvml.Device) [][]Link {
 				// link) or a link that is down.
 				continue
 			}
-			if typ, ret := d.GetNvLinkRemoteDeviceType(link); ret == nvml.SUCCESS && typ == nvml.NVLINK_DEVICE_TYPE_SWITCH {
-				toSwitch[i]++
-				continue
+			if hasRemoteType {
+				if typ, ret := d.GetNvLinkRemoteDeviceType(link); ret == nvml.SUCCESS && typ == nvml.NVLINK_DEVICE_TYPE_SWITCH {
+					toSwitch[i]++
+					continue
+				}
 			}
 			pci, ret := d.GetNvLinkRemotePciInfo(link)
 			if ret != nvml.SUCCESS {

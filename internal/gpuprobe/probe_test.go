@@ -3,6 +3,7 @@
 package gpuprobe
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -148,6 +149,42 @@ func TestProbeMIG(t *testing.T) {
 	assert.True(t, snap.GPUs[2].MIGEnabled)
 	assert.Equal(t, []string{"MIG-aaaa1111-0000-0000-0000-000000000000", "MIG-bbbb2222-0000-0000-0000-000000000000"}, snap.GPUs[2].MIGDevices)
 	assert.False(t, snap.GPUs[1].MIGEnabled)
+}
+
+func TestProbeOldDriverSymbols(t *testing.T) {
+	// Calling a function that the loaded libnvidia-ml.so lacks would kill
+	// the process, so Probe asks first and does without.
+	missing := func(names ...string) func(string) error {
+		return func(name string) error {
+			for _, n := range names {
+				if n == name {
+					return errors.New("undefined symbol: " + name)
+				}
+			}
+			return nil
+		}
+	}
+	t.Run("no MIG API", func(t *testing.T) {
+		s := newDGX(t)
+		s.LookupSymbolFunc = missing("nvmlDeviceGetMigMode")
+		enableMIG(dev(s, 0), migA)
+		snap := probeDGX(t, s)
+		assert.False(t, snap.GPUs[0].MIGEnabled)
+		assert.Empty(t, dev(s, 0).GetMigModeCalls(), "GetMigMode is not called")
+	})
+	t.Run("no remote device type API", func(t *testing.T) {
+		s := newDGX(t)
+		s.LookupSymbolFunc = missing("nvmlDeviceGetNvLinkRemoteDeviceType")
+		setDirectNVLinks(dev(s, 0), map[int]int{1: 2})
+		setDirectNVLinks(dev(s, 1), map[int]int{0: 2})
+		snap := probeDGX(t, s)
+		assert.Equal(t, NVLink(2), snap.Links[0][1], "direct links still count")
+		assert.Equal(t, LinkPXB, snap.Links[2][3], "switch links cannot be told apart: PCIe level")
+		assert.Equal(t, LinkSYS, snap.Links[2][7])
+		for i := range 8 {
+			assert.Empty(t, dev(s, i).GetNvLinkRemoteDeviceTypeCalls(), "GPU %d", i)
+		}
+	})
 }
 
 func TestProbeMIGNotSupportedIsOff(t *testing.T) {
