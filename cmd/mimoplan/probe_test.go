@@ -52,9 +52,32 @@ func TestProbeWithoutNVML(t *testing.T) {
 			assert.Equal(t, exitNoGPU, code)
 			assert.Empty(t, stdout)
 			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
-			assert.Contains(t, stderr, "mimoplan: NVML is unavailable: /nonexistent/libnvidia-ml.so.1")
-			assert.Contains(t, stderr, "could not be loaded")
+			assert.True(t, strings.HasPrefix(stderr, "mimoplan: NVML is unavailable: "), stderr)
+			// With cgo the library is missing; a CGO_ENABLED=0 build says
+			// that instead.
+			assert.True(t,
+				strings.Contains(stderr, "/nonexistent/libnvidia-ml.so.1 (from MIMOPLAN_NVML_LIBRARY) could not be loaded") ||
+					strings.Contains(stderr, "built without cgo"),
+				stderr)
 		})
+	}
+}
+
+func TestProbeThisMachine(t *testing.T) {
+	// The real NVML, as found here: a machine without a driver gets exit 3
+	// and one line; one with a driver gets the listing.
+	t.Setenv(gpuprobe.LibraryPathEnv, "")
+	code, stdout, stderr := runProbe(t, "probe")
+	switch code {
+	case exitNoGPU:
+		assert.Empty(t, stdout)
+		assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+		assert.True(t, strings.HasPrefix(stderr, "mimoplan: NVML is unavailable: "), stderr)
+	case exitOK:
+		assert.Empty(t, stderr)
+		assert.True(t, strings.HasPrefix(stdout, "Driver "), stdout)
+	default:
+		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 }
 
