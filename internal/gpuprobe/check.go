@@ -57,6 +57,9 @@ func Check(s *Snapshot, gpusPerNode int, at diag.Pos, visibleDevices string, vis
 				hint = fmt.Sprintf("list %d GPUs in %s (or unset it), or lower cluster.gpus_per_node", gpusPerNode, VisibleDevicesEnv)
 			}
 		}
+		if len(s.Inaccessible) > 0 {
+			msg += fmt.Sprintf("; NVML also counts GPU %s, which this process may not open (outside its device cgroup?)", joinInts(s.Inaccessible))
+		}
 		l.Add(RuleCountShort, at, "", hint, "%s", msg)
 	}
 

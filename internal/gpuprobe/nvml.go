@@ -115,9 +115,15 @@ func Probe(lib Library) (*Snapshot, error) {
 		GPUs:              make([]GPU, 0, n),
 	}
 	has := symbols(lib)
-	devs := make([]nvml.Device, n)
+	devs := make([]nvml.Device, 0, n)
 	for i := range n {
 		d, ret := lib.DeviceGetHandleByIndex(i)
+		if ret == nvml.ERROR_NO_PERMISSION {
+			// A GPU outside this job's device cgroup (Slurm's
+			// ConstrainDevices, a container): CUDA cannot use it either.
+			s.Inaccessible = append(s.Inaccessible, i)
+			continue
+		}
 		if ret != nvml.SUCCESS {
 			return nil, fmt.Errorf("NVML: GPU %d: get handle: %w", i, ret)
 		}
@@ -125,7 +131,7 @@ func Probe(lib Library) (*Snapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("NVML: GPU %d: %w", i, err)
 		}
-		devs[i] = d
+		devs = append(devs, d)
 		s.GPUs = append(s.GPUs, g)
 	}
 	s.Links = links(devs, has("nvmlDeviceGetNvLinkRemoteDeviceType"))

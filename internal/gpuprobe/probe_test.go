@@ -10,6 +10,8 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
 )
 
 func TestProbeDGXA100(t *testing.T) {
@@ -149,6 +151,36 @@ func TestProbeMIG(t *testing.T) {
 	assert.True(t, snap.GPUs[2].MIGEnabled)
 	assert.Equal(t, []string{"MIG-aaaa1111-0000-0000-0000-000000000000", "MIG-bbbb2222-0000-0000-0000-000000000000"}, snap.GPUs[2].MIGDevices)
 	assert.False(t, snap.GPUs[1].MIGEnabled)
+}
+
+func TestProbeInaccessibleGPUs(t *testing.T) {
+	// Under Slurm's ConstrainDevices NVML counts every GPU but opens only
+	// the job's; the others are left out, and said so.
+	s := newDGX(t)
+	s.DeviceGetHandleByIndexFunc = func(i int) (nvml.Device, nvml.Return) {
+		if i == 0 || i == 5 {
+			return nil, nvml.ERROR_NO_PERMISSION
+		}
+		return s.Devices[i], nvml.SUCCESS
+	}
+	snap := probeDGX(t, s)
+	assert.Equal(t, []int{0, 5}, snap.Inaccessible)
+	require.Len(t, snap.GPUs, 6)
+	assert.Equal(t, []int{1, 2, 3, 4, 6, 7}, []int{snap.GPUs[0].Index, snap.GPUs[1].Index, snap.GPUs[2].Index, snap.GPUs[3].Index, snap.GPUs[4].Index, snap.GPUs[5].Index})
+	assert.Equal(t, testUUID(6), snap.GPUs[4].UUID)
+	require.Len(t, snap.Links, 6)
+	assert.Equal(t, NVLink(12), snap.Links[0][5])
+
+	got := Check(snap, 8, diag.Pos{Line: 2, Column: 3}, "", false)
+	assertDiags(t, got, []want{{
+		rule: RuleCountShort, severity: diag.Error, pos: diag.Pos{Line: 2, Column: 3},
+		message: []string{"this machine has 6 visible GPUs but cluster.gpus_per_node is 8", "NVML also counts GPU 0, 5, which this process may not open"},
+	}})
+	// CUDA numbers the GPUs it can open from 0: index 5 is NVML's GPU 7.
+	assert.Empty(t, Check(snap, 1, diag.Pos{}, "5", true))
+	assertDiags(t, Check(snap, 0, diag.Pos{}, "6", true), []want{{
+		rule: RuleVisibleDevices, severity: diag.Error, message: []string{"there is no GPU 6: this machine has 6 GPUs (indices 0-5)"},
+	}})
 }
 
 func TestProbeOldDriverSymbols(t *testing.T) {

@@ -18,14 +18,22 @@ type Snapshot struct {
 	// CUDADriverVersion is the highest CUDA version the driver supports,
 	// as "major.minor" (NVML's 12040 is "12.4").
 	CUDADriverVersion string `json:"cuda_driver_version"`
-	GPUs              []GPU  `json:"gpus"`
+	// GPUs are the GPUs this process may use, in NVML index order (PCI bus
+	// order). A GPU's position in the list is its CUDA device number when
+	// CUDA_VISIBLE_DEVICES is unset.
+	GPUs []GPU `json:"gpus"`
 	// Links[i][j] is how GPUs[i] reaches GPUs[j], in nvidia-smi topo -m's
 	// words; Links[i][i] is LinkSelf.
 	Links [][]Link `json:"links"`
+	// Inaccessible lists the NVML indices of GPUs that NVML counts but this
+	// process may not open (outside its device cgroup, as under Slurm's
+	// ConstrainDevices); CUDA does not see them either.
+	Inaccessible []int `json:"inaccessible_gpus,omitempty"`
 }
 
-// GPU is one physical GPU, in NVML index order (PCI bus order).
+// GPU is one physical GPU.
 type GPU struct {
+	// Index is the NVML index, as nvidia-smi numbers the GPU.
 	Index    int    `json:"index"`
 	Name     string `json:"name"`
 	UUID     string `json:"uuid"`

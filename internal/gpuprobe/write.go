@@ -42,6 +42,11 @@ func WriteTable(w io.Writer, s *Snapshot) error {
 	if _, err := fmt.Fprintf(w, "Driver %s, CUDA %s, %s\n", orDash(s.DriverVersion), orDash(s.CUDADriverVersion), plural(len(s.GPUs), "GPU")); err != nil {
 		return fmt.Errorf("write probe table: %w", err)
 	}
+	if len(s.Inaccessible) > 0 {
+		if _, err := fmt.Fprintf(w, "No permission to open GPU %s (outside this job's device cgroup?); CUDA cannot use them either\n", joinInts(s.Inaccessible)); err != nil {
+			return fmt.Errorf("write probe table: %w", err)
+		}
+	}
 	if len(s.GPUs) == 0 {
 		return nil
 	}

@@ -41,6 +41,18 @@ func TestWriteTable(t *testing.T) {
 	assert.NotContains(t, out, "GPU 0 ", "headers are printed as given")
 }
 
+func TestWriteInaccessible(t *testing.T) {
+	s := h100Pair()
+	s.Inaccessible = []int{2, 3}
+	var b bytes.Buffer
+	require.NoError(t, WriteTable(&b, s))
+	assert.Contains(t, b.String(), "No permission to open GPU 2, 3 (outside this job's device cgroup?)")
+
+	b.Reset()
+	require.NoError(t, WriteJSON(&b, s))
+	assert.Contains(t, b.String(), `"inaccessible_gpus": [`)
+}
+
 func TestWriteTableNoGPUs(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, WriteTable(&b, &Snapshot{DriverVersion: "570.86.15"}))
