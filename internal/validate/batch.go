@@ -1,0 +1,126 @@
+package validate
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mimoplan/mimoplan/internal/layout"
+)
+
+// batch checks the batch sizes, when the layout gives them, the way the
+// target runtime reads them.
+func (c *checker) batch() {
+	t := c.r.Topology
+	if t.Batch == nil || t.Batch.MicroBatchSize <= 0 {
+		return
+	}
+	lang := languageIndex(t)
+	if lang < 0 {
+		return
+	}
+	if t.Target == layout.TargetMegatronBridge {
+		c.bridgeBatch()
+		return
+	}
+	c.laneBatch(lang)
+}
+
+// laneBatch: for core and megatron-lm, micro_batch_size is per language
+// data lane. One micro-batch step takes mbs*lanes samples; each encoder
+// splits them over its dp ranks (examples/mimo/training/data.py), and the
+// global batch is a whole number of steps (examples/mimo/training/args.py).
+func (c *checker) laneBatch(lang int) {
+	t, b := c.r.Topology, c.r.Topology.Batch
+	lm := t.Modules[lang]
+	mbs, n := b.MicroBatchSize, lanes(lm)
+	step := mbs * n // at most 2^31 * 2^24: no overflow
+	c.fact("language has %s (dp %d x gtp_remat %d): a micro-batch step takes %s (micro_batch_size %d per lane)",
+		plural(n, "data lane"), lm.DP, lm.GTPRemat, plural(step, "sample"), mbs)
+	for _, e := range edges(t) {
+		enc := t.Modules[e.enc]
+		if step%enc.DP != 0 {
+			need := enc.DP / gcd(n, enc.DP)
+			c.d.Add("fanout-not-divisible", c.l.Pos("batch.micro_batch_size"), enc.Name,
+				fmt.Sprintf("make micro_batch_size a multiple of %d, or give %s a dp that divides %d", need, enc.Name, step),
+				"each micro-batch step's %d samples (micro_batch_size %d x %d language lanes) do not split evenly over %s's dp %d",
+				step, mbs, n, enc.Name, enc.DP)
+			continue
+		}
+		c.fact("%s micro-batch: %s per dp rank (%d / dp %d)", enc.Name, plural(step/enc.DP, "sample"), step, enc.DP)
+	}
+	gbs := b.GlobalBatchSize
+	if gbs == 0 {
+		return
+	}
+	if gbs%step != 0 {
+		c.d.Add("global-batch-not-divisible", c.l.Pos("batch.global_batch_size"), "",
+			fmt.Sprintf("make global_batch_size a multiple of %d (%s)", step, multiples(step, gbs)),
+			"global_batch_size %d is not a whole number of micro-batch steps of %d samples (micro_batch_size %d x %d language lanes)",
+			gbs, step, mbs, n)
+		return
+	}
+	c.fact("%d micro-batches per global batch (%d / %d)", gbs/step, gbs, step)
+}
+
+// bridgeBatch: for megatron-bridge, micro_batch_size is the global MIMO
+// micro-batch, sliced by each module's dp; num_microbatches is gbs/mbs
+// (megatron_mimo_parallel_utils.validate_data_loader_contract).
+func (c *checker) bridgeBatch() {
+	t, b := c.r.Topology, c.r.Topology.Batch
+	mbs, gbs := b.MicroBatchSize, b.GlobalBatchSize
+	all := 1 // lcm of every dp, for hints
+	for _, m := range t.Modules {
+		all = lcmCapped(all, m.DP)
+	}
+	var shares []string
+	for _, m := range t.Modules {
+		if mbs%m.DP != 0 {
+			c.d.Add("micro-batch-not-divisible", c.l.Pos("batch.micro_batch_size"), m.Name,
+				fmt.Sprintf("make micro_batch_size a multiple of %d (the least common multiple of every module's dp)", all),
+				"micro_batch_size %d (the global MIMO micro-batch) does not split evenly over dp %d", mbs, m.DP)
+			continue
+		}
+		shares = append(shares, fmt.Sprintf("%s %d (dp %d)", m.Name, mbs/m.DP, m.DP))
+	}
+	if len(shares) > 0 {
+		c.fact("global micro-batch %d: samples per dp rank: %s", mbs, strings.Join(shares, ", "))
+	}
+	if gbs == 0 {
+		return
+	}
+	var why []string
+	if gbs%mbs != 0 {
+		why = append(why, fmt.Sprintf("micro_batch_size %d (num_microbatches = %d/%d is not whole)", mbs, gbs, mbs))
+	}
+	for _, m := range t.Modules {
+		if gbs%m.DP != 0 {
+			why = append(why, fmt.Sprintf("%s's dp %d", m.Name, m.DP))
+		}
+	}
+	if len(why) > 0 {
+		want := lcmCapped(mbs, all)
+		c.d.Add("global-batch-not-divisible", c.l.Pos("batch.global_batch_size"), "",
+			fmt.Sprintf("make global_batch_size a multiple of %d (%s)", want, multiples(want, gbs)),
+			"global_batch_size %d is not divisible by %s", gbs, strings.Join(why, " or by "))
+		return
+	}
+	c.fact("num_microbatches %d (global_batch_size %d / micro_batch_size %d)", gbs/mbs, gbs, mbs)
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// lcmCapped is the least common multiple, held at 1<<40 so that a hint can
+// never overflow.
+func lcmCapped(a, b int) int {
+	const limit = 1 << 40
+	q := a / gcd(a, b)
+	if q > limit/b {
+		return limit
+	}
+	return q * b
+}

@@ -1,0 +1,83 @@
+package validate
+
+import (
+	"fmt"
+)
+
+// communicators checks what the communicator between an encoder and the
+// language model needs, on every target. Non-colocated modules are joined
+// by Megatron's BridgeCommunicator
+// (megatron/core/pipeline_parallel/bridge_communicator.py), colocated ones
+// by ColocatedBridgeCommunicator
+// (megatron/core/models/mimo/comm/colocated_communicator.py).
+func (c *checker) communicators() {
+	t := c.r.Topology
+	es := edges(t)
+	if len(es) == 0 {
+		return // a language module alone has no communicator
+	}
+	switch t.Mode {
+	case NonColocated:
+		c.bridge(es)
+	case Colocated:
+		c.colocated(es)
+	}
+}
+
+// bridge: BridgeCommunicator elects one leader per data lane on each side
+// and pairs them fan-in or fan-out, so the lane counts must divide one
+// another; it asserts cp 1 on both grids.
+func (c *checker) bridge(es []edge) {
+	t := c.r.Topology
+	for i, m := range t.Modules {
+		if m.CP == 1 {
+			continue
+		}
+		c.d.Add("bridge-cp-unsupported", c.lm(i).Pos("cp"), m.Name,
+			fmt.Sprintf("set cp to 1 and multiply dp (or tp) by %d to keep the module's %d ranks", m.CP, m.NumRanks),
+			"cp is %d, but the BridgeCommunicator that joins non-colocated modules supports only cp 1 on both ends", m.CP)
+	}
+	for _, e := range es {
+		enc, lang := t.Modules[e.enc], t.Modules[e.lang]
+		a, b := lanes(enc), lanes(lang)
+		if dividesEither(a, b) {
+			continue
+		}
+		lm := c.lm(e.enc)
+		c.d.Add("bridge-leaders-not-divisible", lm.Pos(dpField(lm)), enc.Name,
+			fmt.Sprintf("give %s a lane count that is %s, e.g. by changing its num_ranks or tp", enc.Name, compatibleDP(b)),
+			"%s has %d data lanes (dp %d x gtp_remat %d) and language has %d (dp %d x gtp_remat %d); the bridge pairs one leader per lane, so one count must divide the other",
+			enc.Name, a, enc.DP, enc.GTPRemat, b, lang.DP, lang.GTPRemat)
+	}
+}
+
+// colocated: ColocatedBridgeCommunicator rejects pp or cp above 1 on either
+// grid and DP sizes that do not divide one another.
+func (c *checker) colocated(es []edge) {
+	t := c.r.Topology
+	for i, m := range t.Modules {
+		lm := c.lm(i)
+		for _, f := range []struct {
+			name string
+			size int
+		}{{"pp", m.PP}, {"cp", m.CP}} {
+			if f.size == 1 {
+				continue
+			}
+			c.d.Add("colocated-pp-cp-unsupported", lm.Pos(f.name), m.Name,
+				fmt.Sprintf("set %s to 1 for colocated modules, or place the modules on disjoint ranks (non-colocated)", f.name),
+				"%s is %d, but colocated modules need pp 1 and cp 1 (ColocatedBridgeCommunicator)", f.name, f.size)
+		}
+	}
+	for _, e := range es {
+		enc, lang := t.Modules[e.enc], t.Modules[e.lang]
+		if dividesEither(enc.DP, lang.DP) {
+			continue
+		}
+		lm := c.lm(e.enc)
+		c.d.Add("dp-not-compatible", lm.Pos(dpField(lm)), enc.Name,
+			fmt.Sprintf("change %s's tp (or the language's) so that its dp is %s", enc.Name, compatibleDP(lang.DP)),
+			"dp %d and the language's dp %d do not divide one another; the colocated communicator splits or gathers the batch by their ratio",
+			enc.DP, lang.DP)
+	}
+}

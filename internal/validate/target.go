@@ -1,0 +1,189 @@
+package validate
+
+import (
+	"fmt"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/grid"
+	"github.com/mimoplan/mimoplan/internal/layout"
+)
+
+// target checks what the chosen runtime supports beyond Megatron-core.
+func (c *checker) target() {
+	switch c.r.Topology.Target {
+	case layout.TargetMegatronLM:
+		c.megatronLM()
+	case layout.TargetMegatronBridge:
+		c.megatronBridge()
+	}
+}
+
+// sizeCheck is one parallel size a rule wants at 1.
+type sizeCheck struct {
+	field string
+	size  int
+}
+
+// reportedAt says whether one of rules already has a diagnostic for module
+// at pos, so that one cause is not reported twice at one place.
+func (c *checker) reportedAt(pos diag.Pos, module string, rules ...string) bool {
+	for _, d := range c.d.Items {
+		if d.Module != module || d.Line != pos.Line || d.Column != pos.Column {
+			continue
+		}
+		for _, r := range rules {
+			if d.Rule == r {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// colocationUnsupported reports a colocated layout of several modules,
+// which the target cannot run.
+func (c *checker) colocationUnsupported(runtime, hint string) {
+	t := c.r.Topology
+	if t.Mode != Colocated || len(t.Modules) < 2 {
+		return
+	}
+	m := c.lm(1)
+	c.d.Add("colocated-unsupported", m.Pos("rank_offset"), m.Name, hint,
+		"every module spans the same ranks [%d, %d) (colocated), which %s cannot run", m.RankOffset, m.End(), runtime)
+}
+
+// megatronLM checks the single-encoder example of Megatron-LM
+// (examples/mimo/pretrain_mimo.py, examples/mimo/training/args.py).
+func (c *checker) megatronLM() {
+	t := c.r.Topology
+	lang := languageIndex(t)
+	if lang < 0 {
+		return
+	}
+	for i, m := range t.Modules {
+		if m.CP == 1 {
+			continue
+		}
+		pos := c.lm(i).Pos("cp")
+		if c.reportedAt(pos, m.Name, "bridge-cp-unsupported", "colocated-pp-cp-unsupported") {
+			continue
+		}
+		c.d.Add("cp-unsupported", pos, m.Name,
+			fmt.Sprintf("set cp to 1 and multiply dp (or tp) by %d to keep the module's %d ranks", m.CP, m.NumRanks),
+			"cp is %d, but Megatron-LM's MIMO example supports only cp 1 (--llm-cp/--encoder-cp)", m.CP)
+	}
+	if len(t.Modules) == 1 {
+		m, lm := t.Modules[0], c.lm(0)
+		if m.RankOffset != 0 || m.NumRanks != t.WorldSize {
+			field := "num_ranks"
+			if m.RankOffset != 0 {
+				field = "rank_offset"
+			}
+			c.d.Add("llm-only-not-whole-world", lm.Pos(field), m.Name,
+				fmt.Sprintf("set rank_offset to 0 and num_ranks to %d: with --llm-only the language grid covers WORLD_SIZE", t.WorldSize),
+				"a language module alone (--llm-only) spans [%d, %d), not the whole world [0, %d)", m.RankOffset, m.RankOffset+m.NumRanks, t.WorldSize)
+		}
+		return
+	}
+	c.colocationUnsupported("Megatron-LM's MIMO example",
+		"give the encoder ranks [0, N) and the language module the rest (--llm-offset N); or use target core for Megatron-core's colocated communicator")
+	var encs []int
+	for i, m := range t.Modules {
+		if m.Name != grid.LanguageModule {
+			encs = append(encs, i)
+		}
+	}
+	for k, i := range encs[1:] {
+		m := c.lm(i)
+		c.d.Add("too-many-encoders", m.Pos("name"), m.Name,
+			fmt.Sprintf("keep one encoder (here %s) for target megatron-lm, or use target core or megatron-bridge for several", t.Modules[encs[0]].Name),
+			"Megatron-LM's MIMO example runs one encoder (--encoder-*), but this is encoder number %d", k+2)
+	}
+	first := false
+	for _, i := range encs {
+		if t.Modules[i].RankOffset == 0 {
+			first = true
+		}
+	}
+	if !first {
+		e := c.lm(encs[0])
+		c.d.Add("encoder-not-first", e.Pos("rank_offset"), e.Name,
+			fmt.Sprintf("give %s rank_offset 0 and place the language module after it (--llm-offset %d)", e.Name, e.NumRanks),
+			"the encoder starts at rank %d, but Megatron-LM's MIMO example always places the encoder span at rank 0", e.RankOffset)
+	}
+	for _, i := range encs {
+		m, lm := t.Modules[i], c.lm(i)
+		for _, s := range []sizeCheck{{"pp", m.PP}, {"ep", m.EP}, {"expt_tp", m.ExptTP}} {
+			pos := lm.Pos(s.field)
+			if s.size == 1 || c.reportedAt(pos, m.Name, "colocated-pp-cp-unsupported") {
+				continue
+			}
+			c.d.Add("encoder-parallelism-unsupported", pos, m.Name,
+				fmt.Sprintf("set the encoder's %s to 1; Megatron-LM's example builds the encoder grid with pp 1, ep 1 and expt_tp 1", s.field),
+				"%s is %d, but Megatron-LM's MIMO example runs the encoder with %s 1", s.field, s.size, s.field)
+		}
+	}
+}
+
+// megatronBridge checks MegatronMIMOParallelismConfig.finalize of
+// NVIDIA-NeMo/Megatron-Bridge.
+func (c *checker) megatronBridge() {
+	t := c.r.Topology
+	c.colocationUnsupported("Megatron-Bridge",
+		"place the modules on disjoint ranks that tile the world (heterogeneous deployment)")
+	for i, m := range t.Modules {
+		lm := c.lm(i)
+		if m.TP&(m.TP-1) != 0 {
+			lo := 1
+			for lo*2 < m.TP {
+				lo *= 2
+			}
+			c.d.Add("tp-not-power-of-two", lm.Pos("tp"), m.Name,
+				fmt.Sprintf("use tp %d or %d", lo, lo*2),
+				"tp is %d, but Megatron-Bridge needs a power of two (1, 2, 4, 8, ...) for cross-module communication", m.TP)
+		}
+		for _, s := range []sizeCheck{{"gtp_remat", m.GTPRemat}, {"expt_gtp_remat", m.ExptGTPRemat}} {
+			if s.size == 1 {
+				continue
+			}
+			c.d.Add("gtp-unsupported", lm.Pos(s.field), m.Name,
+				fmt.Sprintf("set %s to 1: Megatron-Bridge's ModuleParallelismConfig has no GTP size", s.field),
+				"%s is %d, but Megatron-Bridge supports only %s 1", s.field, s.size, s.field)
+		}
+		if m.Name == grid.LanguageModule {
+			continue
+		}
+		for _, s := range []sizeCheck{{"ep", m.EP}, {"expt_tp", m.ExptTP}} {
+			if s.size == 1 {
+				continue
+			}
+			c.d.Add("encoder-not-dense", lm.Pos(s.field), m.Name,
+				fmt.Sprintf("set %s to 1: only the language module may be MoE", s.field),
+				"%s is %d, but Megatron-Bridge requires encoders to stay dense (ep 1, expt_tp 1)", s.field, s.size)
+		}
+	}
+	for i, a := range t.Modules {
+		for j := i + 1; j < len(t.Modules); j++ {
+			b := t.Modules[j]
+			if dividesEither(a.DP, b.DP) {
+				continue
+			}
+			// The encoder -> language pair may already be reported by its
+			// communicator rule; once is enough.
+			enc := ""
+			switch grid.LanguageModule {
+			case a.Name:
+				enc = b.Name
+			case b.Name:
+				enc = a.Name
+			}
+			if enc != "" && (c.reported("bridge-leaders-not-divisible", enc) || c.reported("dp-not-compatible", enc)) {
+				continue
+			}
+			lm := c.lm(j)
+			c.d.Add("dp-not-compatible", lm.Pos(dpField(lm)), b.Name,
+				fmt.Sprintf("change %s's num_ranks or tp so that its dp is %s", b.Name, compatibleDP(a.DP)),
+				"dp %d and %s's dp %d do not divide one another, which Megatron-Bridge requires of every pair of modules", b.DP, a.Name, a.DP)
+		}
+	}
+}
