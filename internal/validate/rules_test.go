@@ -1,0 +1,210 @@
+package validate_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+// at is the part of a diagnostic the rule tests pin down.
+type at struct {
+	Rule         string
+	Line, Column int
+	Module       string
+}
+
+func run(src string) *validate.Result {
+	l, d := layout.Parse("rules.yaml", []byte(src))
+	return validate.Check(l, d)
+}
+
+func ats(r *validate.Result) []at {
+	var out []at
+	for _, d := range r.Diags.Items {
+		out = append(out, at{d.Rule, d.Line, d.Column, d.Module})
+	}
+	return out
+}
+
+// ruleCase is one layout and every diagnostic it must produce: a layout
+// that breaks a rule lists it, one that passes lists nothing.
+type ruleCase struct {
+	name string
+	src  string
+	want []at
+}
+
+func runRuleCases(t *testing.T, tests []ruleCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(tt.src)
+			require.NotNil(t, r.Topology, "the core rules must pass: %+v", r.Diags.Items)
+			assert.Equal(t, tt.want, ats(r))
+			for _, d := range r.Diags.Items {
+				_, ok := diag.Lookup(d.Rule)
+				assert.True(t, ok, "rule %q is in the catalogue", d.Rule)
+				assert.NotEmpty(t, d.Message)
+				assert.NotEmpty(t, d.Hint, "every diagnostic says how to fix it: %s", d.Rule)
+			}
+		})
+	}
+}
+
+func TestCommunicatorRules(t *testing.T) {
+	runRuleCases(t, []ruleCase{
+		{"bridge leaders not divisible", "version: 1\nworld_size: 10\nmodules:\n- {name: vision, num_ranks: 6, tp: 2}\n- {name: language, num_ranks: 4, tp: 2}\n",
+			[]at{{"bridge-leaders-not-divisible", 4, 29, "vision"}}},
+		{"bridge leaders divisible", "version: 1\nworld_size: 12\nmodules:\n- {name: vision, num_ranks: 8, tp: 2}\n- {name: language, num_ranks: 4, tp: 2}\n", nil},
+		// dp 6 and dp 4 do not divide one another, but language has 4*3 =
+		// 12 lanes, a multiple of vision's 6.
+		{"bridge leaders count gtp_remat lanes", "version: 1\nworld_size: 18\nmodules:\n- {name: vision, num_ranks: 6}\n- {name: language, num_ranks: 12, gtp_remat: 3}\n", nil},
+		// vision: 4 lanes; language: dp 1 x gtp_remat 4 = 4 lanes.
+		{"bridge leaders equal through gtp_remat", "version: 1\nworld_size: 12\nmodules:\n- {name: vision, dp: 4}\n- {name: language, num_ranks: 8, gtp_remat: 4, tp: 2}\n", nil},
+		{"bridge leaders broken by gtp_remat", "version: 1\nworld_size: 10\nmodules:\n- {name: vision, dp: 4}\n- {name: language, num_ranks: 6, gtp_remat: 2}\n",
+			// vision 4 lanes; language dp 3 x gtp_remat 2 = 6 lanes.
+			[]at{{"bridge-leaders-not-divisible", 4, 22, "vision"}}},
+		{"bridge cp on both ends", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, cp: 2}\n- {name: language, num_ranks: 4, cp: 4}\n",
+			[]at{{"bridge-cp-unsupported", 4, 36, "vision"}, {"bridge-cp-unsupported", 5, 38, "language"}}},
+		{"bridge cp 1", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, tp: 4}\n", nil},
+		{"language alone may use cp", "version: 1\nworld_size: 8\nmodules:\n- {name: language, num_ranks: 8, cp: 4, pp: 2}\n", nil},
+		{"colocated pp and cp", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 8, pp: 2}\n- {name: language, num_ranks: 8, rank_offset: 0, cp: 2, pp: 4}\n",
+			[]at{{"colocated-pp-cp-unsupported", 4, 36, "vision"}, {"colocated-pp-cp-unsupported", 5, 54, "language"}, {"colocated-pp-cp-unsupported", 5, 61, "language"}}},
+		{"colocated pp and cp 1", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 8, tp: 2}\n- {name: language, num_ranks: 8, rank_offset: 0, tp: 4}\n", nil},
+		{"colocated dp not compatible", "version: 1\nworld_size: 12\nmodules:\n- {name: vision, num_ranks: 12, tp: 4}\n- {name: language, num_ranks: 12, rank_offset: 0, tp: 6}\n",
+			[]at{{"dp-not-compatible", 4, 29, "vision"}}},
+		{"colocated dp compatible", "version: 1\nworld_size: 12\nmodules:\n- {name: vision, num_ranks: 12, tp: 3}\n- {name: language, num_ranks: 12, rank_offset: 0, tp: 6}\n", nil},
+	})
+}
+
+func TestBatchRules(t *testing.T) {
+	const mods = "modules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, tp: 2}\n"
+	runRuleCases(t, []ruleCase{
+		{"fanout not divisible", "version: 1\nworld_size: 8\nbatch: {micro_batch_size: 1}\n" + mods,
+			[]at{{"fanout-not-divisible", 3, 27, "vision"}}},
+		{"fanout divisible", "version: 1\nworld_size: 8\nbatch: {micro_batch_size: 2}\n" + mods, nil},
+		{"fanout counts language gtp_remat", "version: 1\nworld_size: 8\nbatch: {micro_batch_size: 1}\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, gtp_remat: 2}\n", nil},
+		{"global batch not a whole number of steps", "version: 1\nworld_size: 8\nbatch: {micro_batch_size: 2, global_batch_size: 6}\n" + mods,
+			[]at{{"global-batch-not-divisible", 3, 49, ""}}},
+		{"global batch whole", "version: 1\nworld_size: 8\nbatch: {micro_batch_size: 2, global_batch_size: 8}\n" + mods, nil},
+		{"megatron-lm global batch", "version: 1\ntarget: megatron-lm\nworld_size: 8\nbatch:\n  micro_batch_size: 2\n  global_batch_size: 10\n" + mods,
+			[]at{{"global-batch-not-divisible", 6, 22, ""}}},
+		{"bridge micro-batch not divisible", "version: 1\ntarget: megatron-bridge\nworld_size: 8\nbatch: {micro_batch_size: 2}\n" + mods,
+			[]at{{"micro-batch-not-divisible", 4, 27, "vision"}}},
+		{"bridge micro-batch divisible", "version: 1\ntarget: megatron-bridge\nworld_size: 8\nbatch: {micro_batch_size: 4}\n" + mods, nil},
+		{"bridge global batch not divisible", "version: 1\ntarget: megatron-bridge\nworld_size: 8\nbatch: {micro_batch_size: 4, global_batch_size: 6}\n" + mods,
+			[]at{{"global-batch-not-divisible", 4, 49, ""}}},
+		{"bridge global batch divisible", "version: 1\ntarget: megatron-bridge\nworld_size: 8\nbatch: {micro_batch_size: 4, global_batch_size: 12}\n" + mods, nil},
+	})
+}
+
+func TestBatchFacts(t *testing.T) {
+	r := run("version: 1\nworld_size: 8\nbatch: {micro_batch_size: 2, global_batch_size: 32}\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, tp: 1, gtp_remat: 2}\n")
+	require.Empty(t, r.Diags.Items)
+	assert.Equal(t, []string{
+		"language has 4 data lanes (dp 2 x gtp_remat 2): a micro-batch step takes 8 samples (micro_batch_size 2 per lane)",
+		"vision micro-batch: 2 samples per dp rank (8 / dp 4)",
+		"4 micro-batches per global batch (32 / 8)",
+	}, r.Facts)
+
+	r = run("version: 1\ntarget: megatron-bridge\nworld_size: 8\nbatch: {micro_batch_size: 8, global_batch_size: 32}\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, tp: 2}\n")
+	require.Empty(t, r.Diags.Items)
+	assert.Equal(t, []string{
+		"global micro-batch 8: samples per dp rank: vision 2 (dp 4), language 4 (dp 2)",
+		"num_microbatches 4 (global_batch_size 32 / micro_batch_size 8)",
+	}, r.Facts)
+}
+
+func TestMegatronLMRules(t *testing.T) {
+	const head = "version: 1\ntarget: megatron-lm\nworld_size: 8\n"
+	runRuleCases(t, []ruleCase{
+		{"the nemotron example", head + "modules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, tp: 2, ep: 4, num_experts: 128}\n", nil},
+		{"colocated unsupported", head + "modules:\n- {name: vision, num_ranks: 8, tp: 2}\n- {name: language, num_ranks: 8, rank_offset: 0, tp: 4}\n",
+			[]at{{"colocated-unsupported", 6, 47, "language"}}},
+		{"too many encoders", head + "modules:\n- {name: vision, num_ranks: 2}\n- {name: audio, num_ranks: 2}\n- {name: language, num_ranks: 4}\n",
+			[]at{{"too-many-encoders", 6, 10, "audio"}}},
+		{"encoder not first", head + "modules:\n- {name: language, num_ranks: 4}\n- {name: vision, num_ranks: 4}\n",
+			[]at{{"encoder-not-first", 6, 3, "vision"}}},
+		{"encoder not first, offset given", head + "modules:\n- {name: language, num_ranks: 4, rank_offset: 0}\n- {name: vision, num_ranks: 4, rank_offset: 4}\n",
+			[]at{{"encoder-not-first", 6, 45, "vision"}}},
+		{"cp unsupported", "version: 1\ntarget: megatron-lm\nworld_size: 8\nmodules:\n- {name: language, num_ranks: 8, cp: 2}\n",
+			[]at{{"cp-unsupported", 5, 38, "language"}}},
+		{"cp 1 llm-only", "version: 1\ntarget: megatron-lm\nworld_size: 8\nmodules:\n- {name: language, num_ranks: 8, pp: 2}\n", nil},
+		// The bridge rule already names the cp of a non-colocated module.
+		{"cp reported once", head + "modules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, cp: 2}\n",
+			[]at{{"bridge-cp-unsupported", 6, 38, "language"}}},
+		{"encoder parallelism", "version: 1\ntarget: megatron-lm\nworld_size: 12\nmodules:\n- {name: vision, num_ranks: 8, pp: 2, ep: 2, expt_tp: 2}\n- {name: language, num_ranks: 4}\n",
+			[]at{{"encoder-parallelism-unsupported", 5, 36, "vision"}, {"encoder-parallelism-unsupported", 5, 43, "vision"}, {"encoder-parallelism-unsupported", 5, 55, "vision"}}},
+		{"language may use pp and ep", head + "modules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, pp: 2, ep: 2}\n", nil},
+	})
+}
+
+func TestMegatronBridgeRules(t *testing.T) {
+	const head = "version: 1\ntarget: megatron-bridge\nworld_size: 8\n"
+	runRuleCases(t, []ruleCase{
+		{"heterogeneous ok", head + "modules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, tp: 2, ep: 2}\n", nil},
+		{"colocated unsupported", head + "modules:\n- {name: vision, num_ranks: 8, tp: 2}\n- {name: language, num_ranks: 8, rank_offset: 0, tp: 4}\n",
+			[]at{{"colocated-unsupported", 6, 47, "language"}}},
+		{"llm only ok", head + "modules:\n- {name: language, num_ranks: 8, tp: 2}\n", nil},
+		{"encoder not dense", head + "modules:\n- {name: vision, num_ranks: 4, ep: 2, expt_tp: 2}\n- {name: language, num_ranks: 4}\n",
+			[]at{{"encoder-not-dense", 5, 36, "vision"}, {"encoder-not-dense", 5, 48, "vision"}}},
+		{"tp not a power of two", "version: 1\ntarget: megatron-bridge\nworld_size: 12\nmodules:\n- {name: vision, num_ranks: 6, tp: 3}\n- {name: language, num_ranks: 6, tp: 3}\n",
+			[]at{{"tp-not-power-of-two", 5, 36, "vision"}, {"tp-not-power-of-two", 6, 38, "language"}}},
+		{"dp not compatible between encoders", "version: 1\ntarget: megatron-bridge\nworld_size: 6\nmodules:\n- {name: vision, num_ranks: 2}\n- {name: audio, num_ranks: 3}\n- {name: language, num_ranks: 1}\n",
+			[]at{{"dp-not-compatible", 6, 28, "audio"}}},
+		// The encoder -> language pair is the bridge rule's to report.
+		{"dp reported once", "version: 1\ntarget: megatron-bridge\nworld_size: 5\nmodules:\n- {name: vision, num_ranks: 3}\n- {name: language, num_ranks: 2}\n",
+			[]at{{"bridge-leaders-not-divisible", 5, 29, "vision"}}},
+		{"dp compatible", "version: 1\ntarget: megatron-bridge\nworld_size: 7\nmodules:\n- {name: vision, num_ranks: 2}\n- {name: audio, num_ranks: 4}\n- {name: language, num_ranks: 1}\n", nil},
+		{"gtp unsupported", head + "modules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, gtp_remat: 2, expt_gtp_remat: 2}\n",
+			[]at{{"gtp-unsupported", 6, 45, "language"}, {"gtp-unsupported", 6, 64, "language"}}},
+	})
+}
+
+func TestLocality(t *testing.T) {
+	runRuleCases(t, []ruleCase{
+		{"tp larger than a node", "version: 1\ncluster: {nodes: 2, gpus_per_node: 4}\nmodules:\n- {name: language, num_ranks: 8, tp: 8}\n",
+			[]at{{"group-crosses-node", 4, 38, "language"}}},
+		{"no cluster, no locality", "version: 1\nworld_size: 8\nmodules:\n- {name: language, num_ranks: 8, tp: 8}\n", nil},
+		{"misaligned module", "version: 1\ncluster: {nodes: 2, gpus_per_node: 4}\nmodules:\n- {name: vision, num_ranks: 2, tp: 2}\n- {name: language, num_ranks: 6, tp: 2}\n",
+			nil},
+		{"misaligned tp", "version: 1\ncluster: {nodes: 2, gpus_per_node: 4}\nmodules:\n- {name: vision, num_ranks: 2, tp: 2}\n- {name: language, num_ranks: 6, tp: 3}\n",
+			[]at{{"group-crosses-node", 5, 38, "language"}}},
+		{"cp strides over nodes", "version: 1\ncluster: {nodes: 2, gpus_per_node: 4}\nmodules:\n- {name: language, num_ranks: 8, tp: 4, cp: 2}\n",
+			[]at{{"group-crosses-node", 4, 45, "language"}}},
+		// A tp_cp group spans nodes only when one of its tp or cp groups
+		// does; the smaller group is the one named.
+		{"tp_cp named through cp", "version: 1\ncluster: {nodes: 4, gpus_per_node: 2}\nmodules:\n- {name: language, num_ranks: 8, tp: 2, cp: 2}\n",
+			[]at{{"group-crosses-node", 4, 45, "language"}}},
+		{"tp_cp within a node", "version: 1\ncluster: {nodes: 2, gpus_per_node: 4}\nmodules:\n- {name: language, num_ranks: 8, tp: 2, cp: 2}\n", nil},
+		{"expt_tp spans nodes", "version: 1\ncluster: {nodes: 2, gpus_per_node: 4}\nmodules:\n- {name: language, num_ranks: 8, tp: 4, expt_tp: 8}\n",
+			[]at{{"group-crosses-node", 4, 50, "language"}}},
+	})
+}
+
+func TestLocalityMessage(t *testing.T) {
+	r := run("version: 1\ncluster: {nodes: 4, gpus_per_node: 8}\nmodules:\n- {name: vision, num_ranks: 2, tp: 2}\n- {name: language, num_ranks: 30, tp: 3}\n")
+	require.Len(t, r.Diags.Items, 1)
+	d := r.Diags.Items[0]
+	assert.Equal(t, diag.Warning, d.Severity)
+	// language starts at 2: tp groups [14 15 16] and [23 24 25] straddle nodes.
+	assert.Equal(t, "2 of 10 tp groups span nodes; first: [14 15 16] on nodes 1-2 (gpus_per_node 8)", d.Message)
+	assert.Contains(t, d.Hint, "rank_offset")
+	assert.True(t, r.Valid(false), "warnings keep a layout valid")
+	assert.False(t, r.Valid(true), "unless strict")
+	assert.NotNil(t, r.Topology)
+}
+
+// The whole rule set stays fast on the 131,072-rank layout.
+func BenchmarkCheckScale(b *testing.B) {
+	src := "version: 1\ncluster: {nodes: 16384, gpus_per_node: 8}\nbatch: {micro_batch_size: 1}\nmodules:\n- {name: vision, num_ranks: 16384, tp: 4}\n- {name: language, num_ranks: 114688, tp: 8, cp: 2, pp: 14, ep: 64}\n"
+	b.ReportAllocs()
+	for b.Loop() {
+		run(src)
+	}
+}
