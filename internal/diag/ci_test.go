@@ -1,0 +1,130 @@
+package diag_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+)
+
+func sample() *diag.List {
+	l := &diag.List{File: "layouts/a,b:c.yaml"}
+	l.Add("dense-not-divisible", diag.Pos{Line: 4, Column: 29}, "vision", "make num_ranks a multiple of 4", "num_ranks 6 is not divisible by %d", 4)
+	l.Add("group-crosses-node", diag.Pos{Line: 7, Column: 5}, "language", "", "100%% of tp groups span nodes\r\nfirst: [6 7]")
+	l.Add("yaml-syntax", diag.Pos{}, "", "", "file is empty")
+	return l
+}
+
+func TestWriteGitHub(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, diag.WriteGitHub(&b, sample()))
+	assert.Equal(t,
+		"::error file=layouts/a%2Cb%3Ac.yaml,line=4,col=29,title=dense-not-divisible::module \"vision\": num_ranks 6 is not divisible by 4%0Ahint: make num_ranks a multiple of 4\n"+
+			"::warning file=layouts/a%2Cb%3Ac.yaml,line=7,col=5,title=group-crosses-node::module \"language\": 100%25 of tp groups span nodes%0D%0Afirst: [6 7]\n"+
+			"::error file=layouts/a%2Cb%3Ac.yaml,title=yaml-syntax::file is empty\n",
+		b.String())
+}
+
+func TestWriteGitHubEmpty(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, diag.WriteGitHub(&b, &diag.List{File: "x.yaml"}))
+	assert.Empty(t, b.String())
+}
+
+// sarif is the part of a SARIF log the tests read back.
+type sarif struct {
+	Schema  string `json:"$schema"`
+	Version string `json:"version"`
+	Runs    []struct {
+		Tool struct {
+			Driver struct {
+				Name  string `json:"name"`
+				Rules []struct {
+					ID               string `json:"id"`
+					ShortDescription struct {
+						Text string `json:"text"`
+					} `json:"shortDescription"`
+					HelpURI              string `json:"helpUri"`
+					DefaultConfiguration struct {
+						Level string `json:"level"`
+					} `json:"defaultConfiguration"`
+				} `json:"rules"`
+			} `json:"driver"`
+		} `json:"tool"`
+		Results []struct {
+			RuleID    string `json:"ruleId"`
+			RuleIndex *int   `json:"ruleIndex"`
+			Level     string `json:"level"`
+			Message   struct {
+				Text string `json:"text"`
+			} `json:"message"`
+			Locations []struct {
+				PhysicalLocation struct {
+					ArtifactLocation struct {
+						URI string `json:"uri"`
+					} `json:"artifactLocation"`
+					Region *struct {
+						StartLine   int `json:"startLine"`
+						StartColumn int `json:"startColumn"`
+					} `json:"region"`
+				} `json:"physicalLocation"`
+			} `json:"locations"`
+		} `json:"results"`
+	} `json:"runs"`
+}
+
+func TestWriteSARIF(t *testing.T) {
+	other := &diag.List{File: "/abs/dir with space/b.yaml"}
+	other.Add("world-gap", diag.Pos{Line: 2, Column: 13}, "", "extend a module", "rank 7 belongs to no module")
+	var b bytes.Buffer
+	require.NoError(t, diag.WriteSARIF(&b, []*diag.List{sample(), other, {File: "clean.yaml"}}))
+
+	var log sarif
+	require.NoError(t, json.Unmarshal(b.Bytes(), &log), b.String())
+	assert.Contains(t, log.Schema, "sarif-schema-2.1.0.json")
+	assert.Equal(t, "2.1.0", log.Version)
+	require.Len(t, log.Runs, 1, "one log, one run for every file of the call")
+	run := log.Runs[0]
+	assert.Equal(t, "mimoplan", run.Tool.Driver.Name)
+
+	rules := diag.Rules()
+	require.Len(t, run.Tool.Driver.Rules, len(rules), "one SARIF rule per catalogue rule")
+	for i, r := range rules {
+		got := run.Tool.Driver.Rules[i]
+		assert.Equal(t, r.ID, got.ID)
+		assert.Equal(t, r.Summary, got.ShortDescription.Text)
+		assert.Equal(t, string(r.Severity), got.DefaultConfiguration.Level)
+		assert.Contains(t, got.HelpURI, "docs/rules.md#"+r.ID)
+	}
+
+	require.Len(t, run.Results, 4)
+	for _, res := range run.Results {
+		require.NotNil(t, res.RuleIndex)
+		assert.Equal(t, res.RuleID, run.Tool.Driver.Rules[*res.RuleIndex].ID)
+		require.Len(t, res.Locations, 1)
+	}
+	r0 := run.Results[0]
+	assert.Equal(t, "error", r0.Level)
+	assert.Equal(t, "module \"vision\": num_ranks 6 is not divisible by 4\nhint: make num_ranks a multiple of 4", r0.Message.Text)
+	assert.Equal(t, "layouts/a,b:c.yaml", r0.Locations[0].PhysicalLocation.ArtifactLocation.URI)
+	require.NotNil(t, r0.Locations[0].PhysicalLocation.Region)
+	assert.Equal(t, 4, r0.Locations[0].PhysicalLocation.Region.StartLine)
+	assert.Equal(t, 29, r0.Locations[0].PhysicalLocation.Region.StartColumn)
+
+	assert.Equal(t, "warning", run.Results[1].Level)
+	assert.Nil(t, run.Results[2].Locations[0].PhysicalLocation.Region, "no region for a file-wide diagnostic")
+	assert.Equal(t, "file:///abs/dir%20with%20space/b.yaml", run.Results[3].Locations[0].PhysicalLocation.ArtifactLocation.URI)
+}
+
+func TestWriteSARIFNoResults(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, diag.WriteSARIF(&b, nil))
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal(b.Bytes(), &raw))
+	results := raw["runs"].([]any)[0].(map[string]any)["results"]
+	assert.Equal(t, []any{}, results, "results is an empty array, never null")
+}
