@@ -12,7 +12,7 @@ import (
 func init() { register(newValidateCmd) }
 
 // validateFormats are the output formats of validate.
-var validateFormats = []string{"text", "json"}
+var validateFormats = []string{"text", "json", "github", "sarif"}
 
 func newValidateCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -21,10 +21,15 @@ func newValidateCmd() *cobra.Command {
 		Long: `Check each layout against the rules of Megatron's MIMO runtime and print
 every problem found, with file:line:column, a rule id and a hint.
 
-Exit codes: 0 every layout valid, 1 a layout is invalid, 2 usage error.`,
+Formats: text (the default), json (one JSON object per file), github
+(GitHub Actions workflow commands, which annotate the files in a pull
+request) and sarif (one SARIF 2.1.0 log for all files, for code scanning).
+
+Exit codes: 0 every layout valid, 1 a layout is invalid, 2 usage error.
+Warnings keep exit code 0 unless --strict.`,
 		Args: cobra.MinimumNArgs(1),
 	}
-	cmd.Flags().String("format", "text", "output format: text, json")
+	cmd.Flags().String("format", "text", "output format: text, json, github, sarif")
 	cmd.Flags().Bool("strict", false, "treat warnings as errors")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		v := config(cmd)
@@ -34,6 +39,7 @@ Exit codes: 0 every layout valid, 1 a layout is invalid, 2 usage error.`,
 		}
 		w := cmd.OutOrStdout()
 		code := exitOK
+		var lists []*diag.List // for sarif: one log for every file
 		for _, path := range args {
 			res, err := validate.Load(path)
 			if err != nil {
@@ -41,11 +47,18 @@ Exit codes: 0 every layout valid, 1 a layout is invalid, 2 usage error.`,
 				code = max(code, exitUsage)
 				continue
 			}
-			if err := report(w, format, res, strict); err != nil {
+			if format == "sarif" {
+				lists = append(lists, res.Diags)
+			} else if err := report(w, format, res, strict); err != nil {
 				return err
 			}
 			if !res.Valid(strict) {
 				code = max(code, exitInvalid)
+			}
+		}
+		if format == "sarif" {
+			if err := diag.WriteSARIF(w, lists); err != nil {
+				return err
 			}
 		}
 		return silentExit(code)
@@ -58,6 +71,16 @@ func report(w interface{ Write([]byte) (int, error) }, format string, res *valid
 	switch format {
 	case "json":
 		return diag.WriteJSON(w, diag.NewReport(res.Diags, strict))
+	case "github":
+		// Workflow commands annotate the files; the summary line is
+		// ordinary log output for whoever reads the job's log.
+		if err := diag.WriteGitHub(w, res.Diags); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintln(w, res.Summary(strict))
+		return err
+	case "sarif":
+		return diag.WriteSARIF(w, []*diag.List{res.Diags})
 	default:
 		if err := diag.WriteText(w, res.Diags); err != nil {
 			return err
