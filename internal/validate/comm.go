@@ -29,6 +29,7 @@ func (c *checker) communicators() {
 // another; it asserts cp 1 on both grids.
 func (c *checker) bridge(es []edge) {
 	t := c.r.Topology
+	hints := dpHints{}
 	for i, m := range t.Modules {
 		if m.CP == 1 {
 			continue
@@ -45,7 +46,7 @@ func (c *checker) bridge(es []edge) {
 		}
 		lm := c.lm(e.enc)
 		c.d.Add("bridge-leaders-not-divisible", lm.Pos(dpField(lm)), enc.Name,
-			fmt.Sprintf("give %s a lane count that is %s, e.g. by changing its num_ranks or tp", enc.Name, compatibleDP(b)),
+			fmt.Sprintf("give %s a lane count that is %s, e.g. by changing its num_ranks or tp", enc.Name, hints.compatible(b)),
 			"%s has %d data lanes (dp %d x gtp_remat %d) and language has %d (dp %d x gtp_remat %d); the bridge pairs one leader per lane, so one count must divide the other",
 			enc.Name, a, enc.DP, enc.GTPRemat, b, lang.DP, lang.GTPRemat)
 	}
@@ -55,6 +56,7 @@ func (c *checker) bridge(es []edge) {
 // grid and DP sizes that do not divide one another.
 func (c *checker) colocated(es []edge) {
 	t := c.r.Topology
+	hints := dpHints{}
 	for i, m := range t.Modules {
 		lm := c.lm(i)
 		for _, f := range []struct {
@@ -76,7 +78,7 @@ func (c *checker) colocated(es []edge) {
 		}
 		lm := c.lm(e.enc)
 		c.d.Add("dp-not-compatible", lm.Pos(dpField(lm)), enc.Name,
-			fmt.Sprintf("change %s's tp (or the language's) so that its dp is %s", enc.Name, compatibleDP(lang.DP)),
+			fmt.Sprintf("change %s's tp (or the language's) so that its dp is %s", enc.Name, hints.compatible(lang.DP)),
 			"dp %d and the language's dp %d do not divide one another; the colocated communicator splits or gathers the batch by their ratio",
 			enc.DP, lang.DP)
 	}

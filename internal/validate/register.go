@@ -2,7 +2,9 @@ package validate
 
 import (
 	"fmt"
+	"strings"
 
+	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
 )
@@ -65,10 +67,34 @@ func dpField(m *layout.Module) string {
 	return "num_ranks"
 }
 
-// reported says whether a diagnostic of rule was already added for module.
-func (c *checker) reported(rule, module string) bool {
+// seen indexes the diagnostics added so far, so that a rule can leave out
+// a cause another rule already reported, in constant time per question.
+type seen struct {
+	byModule map[[2]string]bool // rule, module
+	at       map[seenAt]bool
+}
+
+type seenAt struct {
+	rule, module string
+	pos          diag.Pos
+}
+
+func (c *checker) seen() seen {
+	s := seen{byModule: map[[2]string]bool{}, at: map[seenAt]bool{}}
 	for _, d := range c.d.Items {
-		if d.Rule == rule && d.Module == module {
+		s.byModule[[2]string{d.Rule, d.Module}] = true
+		s.at[seenAt{d.Rule, d.Module, diag.Pos{Line: d.Line, Column: d.Column}}] = true
+	}
+	return s
+}
+
+// has says whether rule was reported for module.
+func (s seen) has(rule, module string) bool { return s.byModule[[2]string{rule, module}] }
+
+// hasAt says whether one of rules was reported for module at pos.
+func (s seen) hasAt(pos diag.Pos, module string, rules ...string) bool {
+	for _, r := range rules {
+		if s.at[seenAt{r, module, pos}] {
 			return true
 		}
 	}
@@ -93,19 +119,23 @@ func divisorsOf(n int) []int {
 	return append(lo, hi...)
 }
 
-// compatibleDP suggests dp sizes compatible with other (divisors or small
-// multiples), for hints.
-func compatibleDP(other int) string {
+// dpHints suggests dp sizes compatible with another (its largest divisors,
+// or multiples), for hints; each text is computed once per size.
+type dpHints map[int]string
+
+func (h dpHints) compatible(other int) string {
+	if s, ok := h[other]; ok {
+		return s
+	}
 	ds := divisorsOf(other)
 	if len(ds) > 6 {
 		ds = ds[len(ds)-6:]
 	}
-	s := ""
+	parts := make([]string, len(ds))
 	for i, d := range ds {
-		if i > 0 {
-			s += ", "
-		}
-		s += fmt.Sprint(d)
+		parts[i] = fmt.Sprint(d)
 	}
-	return fmt.Sprintf("a divisor of %d (%s) or a multiple of it (%d, %d, ...)", other, s, 2*other, 3*other)
+	s := fmt.Sprintf("a divisor of %d (%s) or a multiple of it (%d, %d, ...)", other, strings.Join(parts, ", "), 2*other, 3*other)
+	h[other] = s
+	return s
 }

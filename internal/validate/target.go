@@ -3,7 +3,6 @@ package validate
 import (
 	"fmt"
 
-	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
 )
@@ -22,22 +21,6 @@ func (c *checker) target() {
 type sizeCheck struct {
 	field string
 	size  int
-}
-
-// reportedAt says whether one of rules already has a diagnostic for module
-// at pos, so that one cause is not reported twice at one place.
-func (c *checker) reportedAt(pos diag.Pos, module string, rules ...string) bool {
-	for _, d := range c.d.Items {
-		if d.Module != module || d.Line != pos.Line || d.Column != pos.Column {
-			continue
-		}
-		for _, r := range rules {
-			if d.Rule == r {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // colocationUnsupported reports a colocated layout of several modules,
@@ -60,12 +43,13 @@ func (c *checker) megatronLM() {
 	if lang < 0 {
 		return
 	}
+	done := c.seen()
 	for i, m := range t.Modules {
 		if m.CP == 1 {
 			continue
 		}
 		pos := c.lm(i).Pos("cp")
-		if c.reportedAt(pos, m.Name, "bridge-cp-unsupported", "colocated-pp-cp-unsupported") {
+		if done.hasAt(pos, m.Name, "bridge-cp-unsupported", "colocated-pp-cp-unsupported") {
 			continue
 		}
 		c.d.Add("cp-unsupported", pos, m.Name,
@@ -115,7 +99,7 @@ func (c *checker) megatronLM() {
 		m, lm := t.Modules[i], c.lm(i)
 		for _, s := range []sizeCheck{{"pp", m.PP}, {"ep", m.EP}, {"expt_tp", m.ExptTP}} {
 			pos := lm.Pos(s.field)
-			if s.size == 1 || c.reportedAt(pos, m.Name, "colocated-pp-cp-unsupported") {
+			if s.size == 1 || done.hasAt(pos, m.Name, "colocated-pp-cp-unsupported") {
 				continue
 			}
 			c.d.Add("encoder-parallelism-unsupported", pos, m.Name,
@@ -162,28 +146,46 @@ func (c *checker) megatronBridge() {
 				"%s is %d, but Megatron-Bridge requires encoders to stay dense (ep 1, expt_tp 1)", s.field, s.size)
 		}
 	}
-	for i, a := range t.Modules {
-		for j := i + 1; j < len(t.Modules); j++ {
-			b := t.Modules[j]
-			if dividesEither(a.DP, b.DP) {
+	c.bridgeDP()
+}
+
+// bridgeDP reports each module whose dp does not divide, or is not divided
+// by, the dp of an earlier module; once per module, so that many modules
+// cannot multiply into a flood of diagnostics.
+func (c *checker) bridgeDP() {
+	t := c.r.Topology
+	done := c.seen()
+	hints := dpHints{}
+	type first struct{ dp, index int }
+	var dps []first // each distinct dp so far, with its first module
+	known := map[int]bool{}
+	for j, b := range t.Modules {
+		for _, a := range dps {
+			if dividesEither(a.dp, b.DP) {
 				continue
 			}
-			// The encoder -> language pair may already be reported by its
-			// communicator rule; once is enough.
+			// The encoder -> language pair is its communicator rule's to
+			// report; once is enough.
+			other := t.Modules[a.index]
 			enc := ""
 			switch grid.LanguageModule {
-			case a.Name:
+			case other.Name:
 				enc = b.Name
 			case b.Name:
-				enc = a.Name
+				enc = other.Name
 			}
-			if enc != "" && (c.reported("bridge-leaders-not-divisible", enc) || c.reported("dp-not-compatible", enc)) {
+			if enc != "" && (done.has("bridge-leaders-not-divisible", enc) || done.has("dp-not-compatible", enc)) {
 				continue
 			}
 			lm := c.lm(j)
 			c.d.Add("dp-not-compatible", lm.Pos(dpField(lm)), b.Name,
-				fmt.Sprintf("change %s's num_ranks or tp so that its dp is %s", b.Name, compatibleDP(a.DP)),
-				"dp %d and %s's dp %d do not divide one another, which Megatron-Bridge requires of every pair of modules", b.DP, a.Name, a.DP)
+				fmt.Sprintf("change %s's num_ranks or tp so that its dp is %s", b.Name, hints.compatible(a.dp)),
+				"dp %d and %s's dp %d do not divide one another, which Megatron-Bridge requires of every pair of modules", b.DP, other.Name, a.dp)
+			break
+		}
+		if !known[b.DP] {
+			known[b.DP] = true
+			dps = append(dps, first{b.DP, j})
 		}
 	}
 }
