@@ -33,6 +33,9 @@ const bad = "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 3,
 
 func TestExitCodes(t *testing.T) {
 	g, b := writeLayout(t, good), writeLayout(t, bad)
+	// Valid for the grid, but Megatron's BridgeCommunicator needs cp 1:
+	// render prints the exact groups, validate fails.
+	cpBridge := writeLayout(t, "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, cp: 2}\n")
 	tests := []struct {
 		name   string
 		args   []string
@@ -56,6 +59,8 @@ func TestExitCodes(t *testing.T) {
 		{"render by rank", []string{"render", g, "--by", "rank", "--format", "csv"}, 0, "7,,,language", ""},
 		{"render bad by", []string{"render", g, "--by", "node"}, 2, "", `invalid --by "node"`},
 		{"version", []string{"--version"}, 0, "mimoplan version", ""},
+		{"render runtime-invalid", []string{"render", cpBridge, "--format", "json"}, 0, `"cp":2`, "[bridge-cp-unsupported]"},
+		{"validate runtime-invalid", []string{"validate", cpBridge}, 1, "[bridge-cp-unsupported]", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,7 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/render"
+	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
 func init() { register(newRenderCmd) }
@@ -51,7 +53,7 @@ HyperCommGrid builds them.
 		if err := oneOf("format", o.Format, render.Formats...); err != nil {
 			return err
 		}
-		res, err := loadValid(cmd, args[0])
+		res, err := loadTopology(cmd, args[0])
 		if err != nil {
 			return err
 		}
@@ -66,4 +68,30 @@ HyperCommGrid builds them.
 		return nil
 	}
 	return cmd
+}
+
+// loadTopology loads a layout for render, which needs only the groups: it
+// fails (exit 1) when the core rules do, since then no grid can be built.
+// Runtime rules (a communicator or target that cannot run the layout) do
+// not change the groups, so they are printed on stderr and rendering goes
+// on; validate and launch-plan fail on them.
+func loadTopology(cmd *cobra.Command, path string) (*validate.Result, error) {
+	res, err := validate.Load(path)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	if res.Topology == nil {
+		if err := report(cmd.ErrOrStderr(), "text", res, false); err != nil {
+			return nil, err
+		}
+		return nil, silentExit(exitInvalid)
+	}
+	if res.Diags.HasErrors() {
+		w := cmd.ErrOrStderr()
+		if err := diag.WriteText(w, res.Diags); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(w, "%s: these groups are exact, but the target runtime cannot run this layout: see 'mimoplan validate'\n", path)
+	}
+	return res, nil
 }
