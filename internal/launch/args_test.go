@@ -1,0 +1,127 @@
+package launch
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/layout"
+)
+
+// program returns the program part of node 0's argv.
+func program(p *Plan) []string { return p.Nodes[0].Command[len(p.Nodes[0].Command)-len(p.Program):] }
+
+func TestMegatronArgs(t *testing.T) {
+	tests := []struct {
+		name  string
+		src   string
+		o     Options
+		want  []string
+		notes int
+	}{
+		{
+			name: "encoder and MoE language, as run_hetero_nemotron_20l_mock_train.sh",
+			src:  nemotron,
+			o:    Options{LayoutArgs: true, Program: []string{"examples/mimo/pretrain_mimo.py", "--model-provider", "nemotron-moe-vlm"}},
+			want: []string{"examples/mimo/pretrain_mimo.py", "--model-provider", "nemotron-moe-vlm",
+				"--encoder-tp", "2", "--encoder-dp", "2", "--llm-offset", "4", "--llm-tp", "2", "--llm-cp", "1", "--llm-pp", "1",
+				"--llm-dp", "2", "--llm-ep", "4", "--llm-expt-tp", "1", "--micro-batch-size", "1", "--global-batch-size", "8"},
+		},
+		{
+			name: "language alone is --llm-only, without encoder arguments",
+			src:  llmOnly,
+			o:    Options{Hosts: []string{"a", "b"}, LayoutArgs: true},
+			want: []string{DefaultProgram, "--llm-offset", "0", "--llm-tp", "2", "--llm-cp", "1", "--llm-pp", "2",
+				"--llm-dp", "4", "--llm-ep", "4", "--llm-expt-tp", "1", "--micro-batch-size", "1", "--global-batch-size", "64", "--llm-only"},
+		},
+		{
+			name: "no batch, no batch arguments",
+			src: `version: 1
+target: megatron-lm
+world_size: 6
+modules:
+  - {name: vision, num_ranks: 2}
+  - {name: language, num_ranks: 4, tp: 2}
+`,
+			o: Options{LayoutArgs: true},
+			want: []string{DefaultProgram, "--encoder-tp", "1", "--encoder-dp", "2", "--llm-offset", "2", "--llm-tp", "2", "--llm-cp", "1",
+				"--llm-pp", "1", "--llm-dp", "2", "--llm-ep", "1", "--llm-expt-tp", "1"},
+		},
+		{
+			name: "gtp_remat: total weight shards tp*gtp_remat, with a note",
+			src: `version: 1
+target: megatron-lm
+world_size: 16
+modules:
+  - {name: vision, num_ranks: 4, tp: 2}
+  - {name: language, num_ranks: 12, tp: 2, gtp_remat: 2, ep: 3, expt_tp: 2, expt_gtp_remat: 2}
+`,
+			o: Options{LayoutArgs: true},
+			want: []string{DefaultProgram, "--encoder-tp", "2", "--encoder-dp", "2", "--llm-offset", "4", "--llm-tp", "2", "--llm-cp", "1",
+				"--llm-pp", "1", "--llm-dp", "3", "--llm-ep", "3", "--llm-expt-tp", "2",
+				"--tensor-parallel-num-weight-shards", "4", "--expert-tensor-parallel-num-weight-shards", "4"},
+			notes: 1,
+		},
+		{
+			name: "layout arguments off",
+			src:  nemotron,
+			o:    Options{Program: []string{"my.py"}},
+			want: []string{"my.py"},
+		},
+		{
+			name: "another target gets no layout arguments",
+			src:  threeModule,
+			o:    Options{Hosts: hosts4, LayoutArgs: true, Program: []string{"train.py", "--x"}},
+			want: []string{"train.py", "--x"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := build(t, tt.src, tt.o)
+			assert.Equal(t, tt.want, p.Program)
+			assert.Equal(t, tt.want, program(p))
+			assert.Len(t, p.Notes, tt.notes)
+		})
+	}
+}
+
+// TestMegatronArgsRefused checks the layouts pretrain_mimo.py cannot take:
+// validate's megatron-lm rules refuse them first, so the layout is
+// validated as core and the target changed afterwards.
+func TestMegatronArgsRefused(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		rule string
+	}{
+		{"two encoders", threeModule, "too-many-encoders"},
+		{"colocated", "version: 1\nworld_size: 4\nmodules:\n- {name: vision, num_ranks: 4, rank_offset: 0}\n- {name: language, num_ranks: 4, rank_offset: 0}\n", "colocated-unsupported"},
+		{"encoder not first", "version: 1\nworld_size: 4\nmodules:\n- {name: language, num_ranks: 2}\n- {name: vision, num_ranks: 2}\n", "encoder-not-first"},
+		{"cp", "version: 1\nworld_size: 4\nmodules:\n- {name: language, num_ranks: 4, cp: 2}\n", "cp-unsupported"},
+		{"encoder gtp", "version: 1\nworld_size: 4\nmodules:\n- {name: vision, num_ranks: 2, gtp_remat: 2}\n- {name: language, num_ranks: 2}\n", "encoder-parallelism-unsupported"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := check(t, tt.src)
+			res.Topology.Target = layout.TargetMegatronLM
+			o := Options{LayoutArgs: true, MasterPort: DefaultMasterPort}
+			if res.Topology.Cluster != nil {
+				o.Hosts = hosts4
+			}
+			p, d, err := Build(res, o)
+			require.NoError(t, err)
+			assert.Nil(t, p)
+			require.NotEmpty(t, d.Items)
+			assert.Equal(t, tt.rule, d.Items[0].Rule)
+			assert.Positive(t, d.Items[0].Line, "points into the layout")
+		})
+	}
+	// With the layout arguments off, the same layout launches.
+	res := check(t, threeModule)
+	res.Topology.Target = layout.TargetMegatronLM
+	p, _, err := Build(res, Options{Hosts: hosts4, MasterPort: DefaultMasterPort})
+	require.NoError(t, err)
+	require.NotNil(t, p)
+	assert.Equal(t, []string{DefaultProgram}, p.Program)
+}

@@ -1,0 +1,86 @@
+package launch
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseHostfile(t *testing.T) {
+	h, err := ParseHostfile(strings.NewReader("# the job's nodes\n\nnode-a slots=8\n  node-b   # spare below\n\t10.0.0.3\tslots=8\r\n[fd00::4]\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"node-a", "node-b", "10.0.0.3", "[fd00::4]"}, h.Hosts)
+	assert.Equal(t, []int{3, 4, 5, 6}, h.Lines)
+	assert.Equal(t, []int{8, 0, 8, 0}, h.Slots)
+	assert.NoError(t, h.CheckSlots(8))
+	assert.EqualError(t, h.CheckSlots(4), "line 3: host node-a has slots=8, but the layout runs 4 ranks on every node")
+
+	for src, want := range map[string]string{
+		"a\nb max_slots=8\n": `line 2: unexpected "max_slots=8" after the host`,
+		"a slots=x\n":        "line 1: slots=x is not a positive number",
+		"a slots=0\n":        "line 1: slots=0 is not a positive number",
+		"a b\n":              `line 1: unexpected "b"`,
+	} {
+		_, err := ParseHostfile(strings.NewReader(src))
+		assert.ErrorContains(t, err, want, src)
+	}
+	h, err = ParseHostfile(strings.NewReader("# nothing\n"))
+	require.NoError(t, err)
+	assert.Empty(t, h.Hosts)
+
+	_, err = ParseHostfile(io.MultiReader(strings.NewReader("a\n"), errReader{}))
+	assert.ErrorContains(t, err, "read host list")
+}
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, errors.New("disk on fire") }
+
+func TestWriteFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plan.sh")
+	require.NoError(t, WriteFile(path, 0o755, func(w io.Writer) error {
+		_, err := io.WriteString(w, "#!/bin/sh\n")
+		return err
+	}))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "#!/bin/sh\n", string(b))
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o755), st.Mode().Perm())
+
+	// A write that fails half way leaves the old plan and no temporary file.
+	err = WriteFile(path, 0o755, func(w io.Writer) error {
+		if _, err := io.WriteString(w, strings.Repeat("half a plan\n", 10000)); err != nil {
+			return err
+		}
+		return errors.New("boom")
+	})
+	require.ErrorContains(t, err, "boom")
+	b, _ = os.ReadFile(path)
+	assert.Equal(t, "#!/bin/sh\n", string(b), "the old plan is untouched")
+	entries, _ := os.ReadDir(dir)
+	assert.Len(t, entries, 1, "no temporary file is left behind")
+
+	fresh := filepath.Join(dir, "new.json")
+	require.Error(t, WriteFile(fresh, 0o644, func(io.Writer) error { return errors.New("boom") }))
+	assert.NoFileExists(t, fresh)
+	entries, _ = os.ReadDir(dir)
+	assert.Len(t, entries, 1)
+
+	assert.ErrorContains(t, WriteFile(filepath.Join(dir, "no", "such", "dir.sh"), 0o755, func(io.Writer) error { return nil }), "no such file")
+	// Over a directory: the rename fails and the directory stays.
+	sub := filepath.Join(dir, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	assert.Error(t, WriteFile(sub, 0o644, func(io.Writer) error { return nil }))
+	assert.DirExists(t, sub)
+	entries, _ = os.ReadDir(dir)
+	assert.Len(t, entries, 2)
+}

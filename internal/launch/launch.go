@@ -1,0 +1,418 @@
+// Package launch turns a valid layout into the commands that start the
+// job: one torchrun per node, so placed that every global rank lands where
+// the layout put it. It builds a Plan (pure data) and writes it as a shell
+// script, JSON, an sbatch script or a Kubeflow PyTorchJob.
+package launch
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+// Rendezvous backends of torchrun.
+const (
+	Static = "static"
+	C10d   = "c10d"
+)
+
+// Defaults.
+const (
+	DefaultMasterPort = 29500
+	DefaultProgram    = "examples/mimo/pretrain_mimo.py"
+	// TopologyEnv names the variable that carries the render JSON's path
+	// to programs of targets other than megatron-lm.
+	TopologyEnv = "MIMOPLAN_TOPOLOGY"
+)
+
+// c10dNote is said in every format of a c10d plan.
+const c10dNote = "c10d rendezvous: torchrun still gives the node that joins as group rank i the ranks [i*nproc_per_node, (i+1)*nproc_per_node), but nodes get group ranks in the order they join, so which host runs which ranks (and modules) is not fixed; use static rendezvous to pin them"
+
+// EnvVar is one environment variable of the plan.
+type EnvVar struct {
+	Name  string
+	Value string
+}
+
+// Options says how to launch. The zero value of a field means its default
+// where one is given.
+type Options struct {
+	// Hosts are the machines, node rank i on Hosts[i]. Nil: a one-node
+	// layout runs on localhost; a larger one gets no hosts, which the
+	// Slurm and Kubernetes writers do not need (the scheduler picks them),
+	// but Node.Command is then nil.
+	Hosts []string
+	// HostLines, when the hosts came from a hostfile, are their line
+	// numbers, for messages; HostSource names where they came from
+	// ("--hosts", or the hostfile's path).
+	HostLines  []int
+	HostSource string
+	// MasterAddr is the static rendezvous master (c10d: the rendezvous
+	// endpoint host). Default Hosts[0].
+	MasterAddr string
+	// MasterPort must be in 1-65535 (the CLI's default is
+	// DefaultMasterPort); anything else is an invalid-port diagnostic.
+	MasterPort int
+	// Rendezvous is Static (default) or C10d.
+	Rendezvous string
+	// RendezvousID is c10d's --rdzv-id; default the layout's name, or
+	// "mimoplan".
+	RendezvousID string
+	// Program is the program and its arguments, run by every rank. Empty:
+	// DefaultProgram for target megatron-lm, an error otherwise.
+	Program []string
+	// LayoutArgs appends the layout as pretrain_mimo.py's arguments
+	// (target megatron-lm only).
+	LayoutArgs bool
+	// TopologyPath, if set, is passed to the program in MIMOPLAN_TOPOLOGY.
+	TopologyPath string
+	// OMPThreads is OMP_NUM_THREADS; default 1.
+	OMPThreads int
+	// Env is added after CUDA_DEVICE_ORDER, OMP_NUM_THREADS and
+	// MIMOPLAN_TOPOLOGY; a name given again replaces the earlier value.
+	Env []EnvVar
+	// Entrypoint is the launcher; default ["torchrun"].
+	Entrypoint []string
+	// Image is the container image of a Kubernetes plan.
+	Image string
+}
+
+// Plan is everything the writers need. Build fills it; it is plain data.
+type Plan struct {
+	Name         string
+	Target       layout.Target
+	WorldSize    int
+	NNodes       int
+	NProcPerNode int
+	Rendezvous   Rendezvous
+	Entrypoint   []string
+	// Program is the program, its arguments, then the layout arguments.
+	Program []string
+	Env     []EnvVar
+	Nodes   []Node
+	// HostsGiven is false when the plan has no host names (the scheduler
+	// will choose them); Node.Host and Node.Command are then empty.
+	HostsGiven bool
+	// Notes are said in every format: caveats the user must know.
+	Notes []string
+	// Image is the container image (Kubernetes only).
+	Image string
+}
+
+// Rendezvous is how the nodes meet.
+type Rendezvous struct {
+	Backend    string `json:"backend"`
+	MasterAddr string `json:"master_addr"`
+	MasterPort int    `json:"master_port"`
+	ID         string `json:"id,omitempty"` // c10d only
+}
+
+// Node is one torchrun.
+type Node struct {
+	NodeRank  int
+	Host      string
+	FirstRank int // global ranks [FirstRank, LastRank] run here
+	LastRank  int
+	Modules   []ModuleSpan
+	// Command is the full argv of this node's torchrun.
+	Command []string
+}
+
+// ModuleSpan is the part of one module that runs on a node.
+type ModuleSpan struct {
+	Name      string `json:"name"`
+	FirstRank int    `json:"first_rank"`
+	LastRank  int    `json:"last_rank"`
+}
+
+// Build makes the launch plan of a valid layout. Problems with the hosts,
+// the master address or the port (and layouts the target's launcher cannot
+// express) are diagnostics, in a list for res's layout file; the plan is
+// nil when there is an error among them. The error is for options that
+// cannot be used at all: no program, an unknown rendezvous backend, a
+// malformed host or environment variable name.
+func Build(res *validate.Result, o Options) (*Plan, *diag.List, error) {
+	if res == nil || res.Topology == nil || !res.Valid(false) {
+		return nil, nil, errors.New("launch: the layout is not valid")
+	}
+	t, l := res.Topology, res.Layout
+	d := &diag.List{File: res.Diags.File}
+
+	p := &Plan{Name: t.Name, Target: t.Target, WorldSize: t.WorldSize, NNodes: 1, NProcPerNode: t.WorldSize}
+	if t.Cluster != nil {
+		p.NNodes, p.NProcPerNode = t.Cluster.Nodes, t.Cluster.GPUsPerNode
+	}
+
+	switch o.Rendezvous {
+	case "", Static:
+		o.Rendezvous = Static
+	case C10d:
+	default:
+		return nil, nil, fmt.Errorf("unknown rendezvous backend %q: want %s or %s", o.Rendezvous, Static, C10d)
+	}
+	if err := checkHostNames(o); err != nil {
+		return nil, nil, err
+	}
+	hosts := o.Hosts
+	if hosts == nil && p.NNodes == 1 {
+		hosts = []string{"localhost"}
+	}
+	p.HostsGiven = hosts != nil
+	checkHosts(d, l, p.NNodes, hosts, o)
+
+	master := o.MasterAddr
+	if master == "" && len(hosts) > 0 {
+		master = hosts[0]
+	}
+	if master != "" && p.NNodes > 1 && isLoopback(master) {
+		d.Add("loopback-rendezvous", diag.Pos{}, "",
+			"give the master's address as the other nodes reach it (a host name or an address of a real interface)",
+			"master address %q is a loopback or unspecified address, which the other %d nodes cannot reach", master, p.NNodes-1)
+	}
+	if o.MasterPort < 1 || o.MasterPort > 65535 {
+		d.Add("invalid-port", diag.Pos{}, "", "use a free TCP port in 1-65535, such as 29500",
+			"master port %d is outside 1-65535", o.MasterPort)
+	}
+	p.Rendezvous = Rendezvous{Backend: o.Rendezvous, MasterAddr: master, MasterPort: o.MasterPort}
+	if o.Rendezvous == C10d {
+		p.Rendezvous.ID = cmpOr(o.RendezvousID, t.Name, "mimoplan")
+		p.Notes = append(p.Notes, c10dNote)
+	}
+
+	prog := slices.Clone(o.Program)
+	if len(prog) == 0 {
+		if t.Target != layout.TargetMegatronLM {
+			return nil, nil, fmt.Errorf("target %s has no default program: give the program to run (-- PROGRAM ARGS)", t.Target)
+		}
+		prog = []string{DefaultProgram}
+	}
+	for _, a := range prog {
+		if strings.ContainsRune(a, 0) {
+			return nil, nil, errors.New("a program argument holds a NUL byte, which no argv can carry")
+		}
+	}
+	if o.LayoutArgs && t.Target == layout.TargetMegatronLM {
+		args, notes := megatronArgs(d, l, t)
+		if clash := clashes(prog[1:], args); len(clash) > 0 {
+			return nil, nil, fmt.Errorf("the program arguments already set %s, which launch-plan derives from the layout: drop them, or turn the layout arguments off", strings.Join(clash, ", "))
+		}
+		prog = append(prog, args...)
+		p.Notes = append(p.Notes, notes...)
+	}
+	p.Program = prog
+	p.Image = o.Image
+	p.Entrypoint = slices.Clone(o.Entrypoint)
+	if len(p.Entrypoint) == 0 {
+		p.Entrypoint = []string{"torchrun"}
+	}
+
+	env, err := buildEnv(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.Env = env
+
+	d.Sort()
+	if d.HasErrors() {
+		return nil, d, nil
+	}
+	p.Nodes = nodes(p, t, hosts)
+	return p, d, nil
+}
+
+func cmpOr(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// hostName is what a host may look like: a DNS name, an IPv4 address, or
+// an IPv6 address (bracketed or not, with an optional %zone).
+var hostName = regexp.MustCompile(`^(\[[0-9A-Za-z:.%_-]+\]|[0-9A-Za-z:.%_-]+)$`)
+
+// envName is a portable environment variable name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func checkHostNames(o Options) error {
+	for i, h := range o.Hosts {
+		if !hostName.MatchString(h) {
+			return fmt.Errorf("%s: host %d %q is not a host name or address", hostWhere(o, i), i, h)
+		}
+	}
+	if o.MasterAddr != "" && !hostName.MatchString(o.MasterAddr) {
+		return fmt.Errorf("master address %q is not a host name or address", o.MasterAddr)
+	}
+	return nil
+}
+
+func hostWhere(o Options, i int) string {
+	src := cmpOr(o.HostSource, "hosts")
+	if i < len(o.HostLines) && o.HostLines[i] > 0 {
+		return fmt.Sprintf("%s:%d", src, o.HostLines[i])
+	}
+	return src
+}
+
+func checkHosts(d *diag.List, l *layout.Layout, nnodes int, hosts []string, o Options) {
+	if hosts == nil {
+		return
+	}
+	if len(hosts) != nnodes {
+		pos, what := diag.Pos{}, "the layout has no cluster, so it runs on 1 node"
+		if l.Given("cluster") {
+			pos, what = l.Pos("cluster.nodes"), fmt.Sprintf("cluster.nodes is %d", nnodes)
+		}
+		d.Add("host-count-mismatch", pos, "",
+			fmt.Sprintf("give exactly %d host(s), one per node, in node-rank order", nnodes),
+			"%s gives %d host(s), but %s", cmpOr(o.HostSource, "the host list"), len(hosts), what)
+	}
+	seen := map[string]int{}
+	for i, h := range hosts {
+		key := strings.ToLower(strings.Trim(h, "[]"))
+		if j, ok := seen[key]; ok {
+			d.Add("duplicate-host", diag.Pos{}, "",
+				"list each machine once; for several torchruns on one machine, split its GPUs into separate layouts",
+				"host %q is node %d (%s) and again node %d (%s)", h, j, hostWhere(o, j), i, hostWhere(o, i))
+			continue
+		}
+		seen[key] = i
+	}
+}
+
+// isLoopback reports whether a master address cannot be reached from
+// another machine: localhost names, 127.0.0.0/8, ::1, and the unspecified
+// addresses 0.0.0.0 and ::.
+func isLoopback(h string) bool {
+	h = strings.ToLower(strings.TrimSuffix(strings.Trim(h, "[]"), "."))
+	if i := strings.IndexByte(h, '%'); i >= 0 {
+		h = h[:i]
+	}
+	switch h {
+	case "localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback":
+		return true
+	}
+	if strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
+}
+
+func buildEnv(o Options) ([]EnvVar, error) {
+	omp := o.OMPThreads
+	if omp <= 0 {
+		omp = 1
+	}
+	env := []EnvVar{
+		{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
+		{"OMP_NUM_THREADS", strconv.Itoa(omp)},
+	}
+	if o.TopologyPath != "" {
+		env = append(env, EnvVar{TopologyEnv, o.TopologyPath})
+	}
+	for _, e := range o.Env {
+		if !envName.MatchString(e.Name) {
+			return nil, fmt.Errorf("environment variable name %q is not a valid name ([A-Za-z_][A-Za-z0-9_]*)", e.Name)
+		}
+		if strings.ContainsRune(e.Value, 0) {
+			return nil, fmt.Errorf("environment variable %s holds a NUL byte", e.Name)
+		}
+		if i := slices.IndexFunc(env, func(v EnvVar) bool { return v.Name == e.Name }); i >= 0 {
+			env[i].Value = e.Value
+			continue
+		}
+		env = append(env, e)
+	}
+	return env, nil
+}
+
+// nodes places the ranks: torchrun gives node rank i the global ranks
+// [i*nproc, (i+1)*nproc), local rank j being global rank i*nproc+j.
+func nodes(p *Plan, t *validate.Topology, hosts []string) []Node {
+	out := make([]Node, p.NNodes)
+	for i := range out {
+		n := Node{NodeRank: i, FirstRank: i * p.NProcPerNode, LastRank: (i+1)*p.NProcPerNode - 1}
+		for _, m := range t.Modules {
+			lo, hi := max(n.FirstRank, m.RankOffset), min(n.LastRank, m.RankOffset+m.NumRanks-1)
+			if lo <= hi {
+				n.Modules = append(n.Modules, ModuleSpan{Name: m.Name, FirstRank: lo, LastRank: hi})
+			}
+		}
+		if i < len(hosts) {
+			n.Host = hosts[i]
+		}
+		if p.Rendezvous.MasterAddr != "" {
+			n.Command = plainArgv(p.words(lit(strconv.Itoa(i)), lit(p.Rendezvous.MasterAddr)))
+		}
+		out[i] = n
+	}
+	return out
+}
+
+// words is the argv of one node's torchrun, with the node rank and master
+// address given as words, so that a scheduler's variables can stand in for
+// them.
+func (p *Plan) words(nodeRank, master word) []word {
+	ws := p.launcher(nodeRank, master)
+	for _, a := range p.Program {
+		ws = append(ws, lit(a))
+	}
+	return ws
+}
+
+// launcher is the entrypoint and its flags, without the program.
+func (p *Plan) launcher(nodeRank, master word) []word {
+	var ws []word
+	for _, e := range p.Entrypoint {
+		ws = append(ws, lit(e))
+	}
+	ws = append(ws,
+		lit("--nnodes="+strconv.Itoa(p.NNodes)),
+		lit("--nproc-per-node="+strconv.Itoa(p.NProcPerNode)))
+	port := strconv.Itoa(p.Rendezvous.MasterPort)
+	if p.Rendezvous.Backend == C10d {
+		host := master
+		if len(master) == 1 && !master[0].ref && strings.Contains(master[0].s, ":") && !strings.HasPrefix(master[0].s, "[") {
+			host = lit("[" + master[0].s + "]") // an IPv6 endpoint needs brackets before :port
+		}
+		return append(ws,
+			lit("--rdzv-backend=c10d"),
+			append(append(lit("--rdzv-endpoint="), host...), part{s: ":" + port}),
+			lit("--rdzv-id="+p.Rendezvous.ID))
+	}
+	return append(ws,
+		append(lit("--node-rank="), nodeRank...),
+		append(lit("--master-addr="), master...),
+		lit("--master-port="+port))
+}
+
+func plainArgv(ws []word) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = w.plain()
+	}
+	return out
+}
+
+// DefaultTopologyPath is where launch-plan writes the render JSON for a
+// plan written to out ("" for standard output) from layoutPath: beside the
+// plan, or in the current directory.
+func DefaultTopologyPath(out, layoutPath string) string {
+	if out != "" {
+		return strings.TrimSuffix(out, filepath.Ext(out)) + ".topology.json"
+	}
+	base := filepath.Base(layoutPath)
+	return strings.TrimSuffix(base, filepath.Ext(base)) + ".topology.json"
+}

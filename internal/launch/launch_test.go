@@ -1,0 +1,368 @@
+package launch
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+// threeModule is the worked example of docs/launch.md: vision on node 0,
+// audio on node 1, the language model (pp 2) on nodes 2 and 3.
+const threeModule = `version: 1
+name: three-module-4node
+target: core
+cluster:
+  nodes: 4
+  gpus_per_node: 8
+batch:
+  micro_batch_size: 4
+  global_batch_size: 64
+modules:
+  - {name: vision, num_ranks: 8, tp: 2}
+  - {name: audio, num_ranks: 8, tp: 1}
+  - {name: language, num_ranks: 16, tp: 4, pp: 2}
+`
+
+const nemotron = `version: 1
+name: nemotron-vlm-8gpu
+target: megatron-lm
+cluster: {nodes: 1, gpus_per_node: 8}
+batch: {micro_batch_size: 1, global_batch_size: 8}
+modules:
+  - {name: vision, num_ranks: 4, rank_offset: 0, tp: 2}
+  - {name: language, num_ranks: 4, rank_offset: 4, tp: 2, ep: 4, expt_tp: 1, num_experts: 128}
+`
+
+const llmOnly = `version: 1
+name: llm-only
+target: megatron-lm
+cluster: {nodes: 2, gpus_per_node: 8}
+batch: {micro_batch_size: 1, global_batch_size: 64}
+modules:
+  - {name: language, num_ranks: 16, tp: 2, pp: 2, ep: 4}
+`
+
+var hosts4 = []string{"h0", "h1", "h2", "h3"}
+
+func check(t *testing.T, src string) *validate.Result {
+	t.Helper()
+	l, d := layout.Parse("layout.yaml", []byte(src))
+	res := validate.Check(l, d)
+	var b strings.Builder
+	require.NoError(t, diag.WriteText(&b, res.Diags))
+	require.True(t, res.Valid(false), "layout is invalid:\n%s", b.String())
+	return res
+}
+
+func build(t *testing.T, src string, o Options) *Plan {
+	t.Helper()
+	if o.MasterPort == 0 {
+		o.MasterPort = DefaultMasterPort
+	}
+	p, d, err := Build(check(t, src), o)
+	require.NoError(t, err)
+	var b strings.Builder
+	require.NoError(t, diag.WriteText(&b, d))
+	require.NotNil(t, p, "diagnostics:\n%s", b.String())
+	return p
+}
+
+func TestArgv(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		o    Options
+		want [][]string
+	}{
+		{
+			name: "one node, megatron-lm defaults",
+			src:  nemotron,
+			o:    Options{LayoutArgs: true},
+			want: [][]string{{"torchrun", "--nnodes=1", "--nproc-per-node=8", "--node-rank=0", "--master-addr=localhost", "--master-port=29500",
+				"examples/mimo/pretrain_mimo.py",
+				"--encoder-tp", "2", "--encoder-dp", "2", "--llm-offset", "4", "--llm-tp", "2", "--llm-cp", "1", "--llm-pp", "1",
+				"--llm-dp", "2", "--llm-ep", "4", "--llm-expt-tp", "1", "--micro-batch-size", "1", "--global-batch-size", "8"}},
+		},
+		{
+			name: "four nodes, static",
+			src:  threeModule,
+			o:    Options{Hosts: hosts4, Program: []string{"train.py", "--lr", "1e-4"}},
+			want: func() [][]string {
+				var out [][]string
+				for i := range 4 {
+					out = append(out, []string{"torchrun", "--nnodes=4", "--nproc-per-node=8",
+						"--node-rank=" + string(rune('0'+i)), "--master-addr=h0", "--master-port=29500", "train.py", "--lr", "1e-4"})
+				}
+				return out
+			}(),
+		},
+		{
+			name: "four nodes, c10d on a given master and port",
+			src:  threeModule,
+			o:    Options{Hosts: hosts4, MasterAddr: "10.0.0.1", MasterPort: 6000, Rendezvous: C10d, Program: []string{"train.py"}},
+			want: func() [][]string {
+				cmd := []string{"torchrun", "--nnodes=4", "--nproc-per-node=8", "--rdzv-backend=c10d",
+					"--rdzv-endpoint=10.0.0.1:6000", "--rdzv-id=three-module-4node", "train.py"}
+				return [][]string{cmd, cmd, cmd, cmd}
+			}(),
+		},
+		{
+			name: "c10d on an IPv6 master",
+			src:  threeModule,
+			o:    Options{Hosts: []string{"fd00::1", "fd00::2", "fd00::3", "fd00::4"}, Rendezvous: C10d, RendezvousID: "job7", Program: []string{"train.py"}},
+			want: func() [][]string {
+				cmd := []string{"torchrun", "--nnodes=4", "--nproc-per-node=8", "--rdzv-backend=c10d",
+					"--rdzv-endpoint=[fd00::1]:29500", "--rdzv-id=job7", "train.py"}
+				return [][]string{cmd, cmd, cmd, cmd}
+			}(),
+		},
+		{
+			name: "entrypoint and layout arguments off",
+			src:  nemotron,
+			o:    Options{Entrypoint: []string{"python", "-m", "torch.distributed.run"}, Program: []string{"preflight.py", "--plan", "plan.json"}},
+			want: [][]string{{"python", "-m", "torch.distributed.run", "--nnodes=1", "--nproc-per-node=8", "--node-rank=0",
+				"--master-addr=localhost", "--master-port=29500", "preflight.py", "--plan", "plan.json"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := build(t, tt.src, tt.o)
+			require.Len(t, p.Nodes, len(tt.want))
+			for i, n := range p.Nodes {
+				assert.Equal(t, tt.want[i], n.Command, "node %d", i)
+			}
+		})
+	}
+}
+
+func TestRankRanges(t *testing.T) {
+	span := func(name string, a, b int) ModuleSpan { return ModuleSpan{Name: name, FirstRank: a, LastRank: b} }
+	tests := []struct {
+		name  string
+		src   string
+		hosts []string
+		want  []Node
+	}{
+		{
+			name:  "three modules on four nodes",
+			src:   threeModule,
+			hosts: hosts4,
+			want: []Node{
+				{NodeRank: 0, Host: "h0", FirstRank: 0, LastRank: 7, Modules: []ModuleSpan{span("vision", 0, 7)}},
+				{NodeRank: 1, Host: "h1", FirstRank: 8, LastRank: 15, Modules: []ModuleSpan{span("audio", 8, 15)}},
+				{NodeRank: 2, Host: "h2", FirstRank: 16, LastRank: 23, Modules: []ModuleSpan{span("language", 16, 23)}},
+				{NodeRank: 3, Host: "h3", FirstRank: 24, LastRank: 31, Modules: []ModuleSpan{span("language", 24, 31)}},
+			},
+		},
+		{
+			name: "a module boundary inside a node",
+			src: `version: 1
+cluster: {nodes: 2, gpus_per_node: 4}
+modules:
+  - {name: vision, num_ranks: 6, tp: 2}
+  - {name: language, num_ranks: 2, tp: 2}
+`,
+			hosts: []string{"a", "b"},
+			want: []Node{
+				{NodeRank: 0, Host: "a", FirstRank: 0, LastRank: 3, Modules: []ModuleSpan{span("vision", 0, 3)}},
+				{NodeRank: 1, Host: "b", FirstRank: 4, LastRank: 7, Modules: []ModuleSpan{span("vision", 4, 5), span("language", 6, 7)}},
+			},
+		},
+		{
+			name: "colocated",
+			src: `version: 1
+cluster: {nodes: 2, gpus_per_node: 4}
+modules:
+  - {name: vision, num_ranks: 8, rank_offset: 0, tp: 2}
+  - {name: language, num_ranks: 8, rank_offset: 0, tp: 4}
+`,
+			hosts: []string{"a", "b"},
+			want: []Node{
+				{NodeRank: 0, Host: "a", FirstRank: 0, LastRank: 3, Modules: []ModuleSpan{span("vision", 0, 3), span("language", 0, 3)}},
+				{NodeRank: 1, Host: "b", FirstRank: 4, LastRank: 7, Modules: []ModuleSpan{span("vision", 4, 7), span("language", 4, 7)}},
+			},
+		},
+		{
+			name: "no cluster: one node of world_size GPUs on localhost",
+			src:  "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, tp: 2}\n",
+			want: []Node{
+				{NodeRank: 0, Host: "localhost", FirstRank: 0, LastRank: 7, Modules: []ModuleSpan{span("vision", 0, 3), span("language", 4, 7)}},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := build(t, tt.src, Options{Hosts: tt.hosts, Program: []string{"train.py"}})
+			for i := range p.Nodes {
+				p.Nodes[i].Command = nil
+			}
+			assert.Equal(t, tt.want, p.Nodes)
+		})
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	type want struct {
+		rule string
+		line int
+		msg  string
+	}
+	tests := []struct {
+		name string
+		src  string
+		o    Options
+		want []want
+	}{
+		{"too few hosts", threeModule, Options{Hosts: hosts4[:3]},
+			[]want{{"host-count-mismatch", 5, "--hosts gives 3 host(s), but cluster.nodes is 4"}}},
+		{"too many hosts, no cluster", "version: 1\nworld_size: 2\nmodules:\n- {name: language, num_ranks: 2}\n", Options{Hosts: []string{"a", "b"}},
+			[]want{{"host-count-mismatch", 0, "runs on 1 node"}}},
+		{"localhost master", threeModule, Options{Hosts: []string{"localhost", "h1", "h2", "h3"}},
+			[]want{{"loopback-rendezvous", 0, `"localhost"`}}},
+		{"127.x master", threeModule, Options{Hosts: hosts4, MasterAddr: "127.0.1.1"},
+			[]want{{"loopback-rendezvous", 0, `"127.0.1.1"`}}},
+		{"::1 master", threeModule, Options{Hosts: hosts4, MasterAddr: "[::1]"},
+			[]want{{"loopback-rendezvous", 0, `"[::1]"`}}},
+		{"unspecified master", threeModule, Options{Hosts: hosts4, MasterAddr: "0.0.0.0", Rendezvous: C10d},
+			[]want{{"loopback-rendezvous", 0, "cannot reach"}}},
+		{"duplicate host", threeModule, Options{Hosts: []string{"h0", "h1", "H0", "h3"}, HostSource: "hosts.txt", HostLines: []int{1, 2, 4, 5}},
+			[]want{{"duplicate-host", 0, `"H0" is node 0 (hosts.txt:1) and again node 2 (hosts.txt:4)`}}},
+		{"port 0", threeModule, Options{Hosts: hosts4, MasterPort: -1},
+			[]want{{"invalid-port", 0, "-1"}}},
+		{"port too high", threeModule, Options{Hosts: hosts4, MasterPort: 65536},
+			[]want{{"invalid-port", 0, "65536"}}},
+		{"everything at once", threeModule, Options{Hosts: []string{"localhost", "localhost"}, MasterPort: 70000},
+			[]want{{"host-count-mismatch", 5, ""}, {"loopback-rendezvous", 0, ""}, {"duplicate-host", 0, ""}, {"invalid-port", 0, ""}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.o.MasterPort == 0 {
+				tt.o.MasterPort = DefaultMasterPort
+			}
+			if tt.o.HostSource == "" {
+				tt.o.HostSource = "--hosts"
+			}
+			tt.o.Program = []string{"train.py"}
+			p, d, err := Build(check(t, tt.src), tt.o)
+			require.NoError(t, err)
+			assert.Nil(t, p)
+			require.NotNil(t, d)
+			assert.Equal(t, "layout.yaml", d.File)
+			var got []string
+			for _, it := range d.Items {
+				got = append(got, it.Rule)
+			}
+			var rules []string
+			for _, w := range tt.want {
+				rules = append(rules, w.rule)
+			}
+			assert.ElementsMatch(t, rules, got)
+			for _, w := range tt.want {
+				for _, it := range d.Items {
+					if it.Rule == w.rule {
+						assert.Equal(t, diag.Error, it.Severity)
+						assert.Equal(t, w.line, it.Line, w.rule)
+						assert.Contains(t, it.Message, w.msg)
+						assert.NotEmpty(t, it.Hint)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestLoopbackOnOneNode(t *testing.T) {
+	p := build(t, nemotron, Options{Hosts: []string{"127.0.0.1"}, LayoutArgs: true})
+	assert.Equal(t, "127.0.0.1", p.Rendezvous.MasterAddr)
+}
+
+func TestIsLoopback(t *testing.T) {
+	for h, want := range map[string]bool{
+		"localhost": true, "LOCALHOST.": true, "localhost.localdomain": true, "foo.localhost": true, "ip6-localhost": true,
+		"127.0.0.1": true, "127.255.0.9": true, "::1": true, "[::1]": true, "0:0:0:0:0:0:0:1": true, "0.0.0.0": true, "::": true, "::1%lo": true,
+		"h0": false, "10.0.0.1": false, "fd00::1": false, "localhost-2": false, "128.0.0.1": false,
+	} {
+		assert.Equal(t, want, isLoopback(h), h)
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		o    Options
+		want string
+	}{
+		{"no program for core", threeModule, Options{Hosts: hosts4}, "target core has no default program"},
+		{"unknown rendezvous", threeModule, Options{Hosts: hosts4, Program: []string{"x"}, Rendezvous: "etcd"}, `unknown rendezvous backend "etcd"`},
+		{"host with a space", threeModule, Options{Hosts: []string{"h0", "h 1", "h2", "h3"}, HostSource: "--hosts", Program: []string{"x"}}, `--hosts: host 1 "h 1"`},
+		{"host with a quote", threeModule, Options{Hosts: []string{"h0'", "h1", "h2", "h3"}, Program: []string{"x"}}, "is not a host name"},
+		{"master with a newline", threeModule, Options{Hosts: hosts4, MasterAddr: "h0\nrm", Program: []string{"x"}}, "master address"},
+		{"bad env name", threeModule, Options{Hosts: hosts4, Program: []string{"x"}, Env: []EnvVar{{"A-B", "1"}}}, `"A-B" is not a valid name`},
+		{"NUL in an argument", threeModule, Options{Hosts: hosts4, Program: []string{"x", "a\x00b"}}, "NUL"},
+		{"layout flag given twice", nemotron, Options{LayoutArgs: true, Program: []string{"p.py", "--llm-tp=4", "--micro-batch-size", "2"}}, "already set --llm-tp, --micro-batch-size"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.o.MasterPort = DefaultMasterPort
+			p, d, err := Build(check(t, tt.src), tt.o)
+			require.Error(t, err)
+			assert.Nil(t, p)
+			assert.Nil(t, d)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+	_, _, err := Build(&validate.Result{Diags: &diag.List{}}, Options{})
+	assert.Error(t, err, "a result without a topology")
+}
+
+func TestNoHostsForScheduler(t *testing.T) {
+	p := build(t, threeModule, Options{Program: []string{"train.py"}})
+	assert.False(t, p.HostsGiven)
+	for _, n := range p.Nodes {
+		assert.Empty(t, n.Host)
+		assert.Nil(t, n.Command)
+	}
+	for _, write := range []func(*strings.Builder, *Plan) error{
+		func(b *strings.Builder, p *Plan) error { return WriteSh(b, p) },
+		func(b *strings.Builder, p *Plan) error { return WriteJSON(b, p) },
+	} {
+		var b strings.Builder
+		assert.ErrorIs(t, write(&b, p), errNoHosts)
+	}
+}
+
+func TestEnv(t *testing.T) {
+	p := build(t, threeModule, Options{
+		Hosts: hosts4, Program: []string{"train.py"}, OMPThreads: 4, TopologyPath: "/shared/t.json",
+		Env: []EnvVar{{"NCCL_DEBUG", "INFO"}, {"CUDA_DEVICE_ORDER", "FASTEST_FIRST"}, {"NCCL_DEBUG", "WARN"}},
+	})
+	assert.Equal(t, []EnvVar{
+		{"CUDA_DEVICE_ORDER", "FASTEST_FIRST"},
+		{"OMP_NUM_THREADS", "4"},
+		{"MIMOPLAN_TOPOLOGY", "/shared/t.json"},
+		{"NCCL_DEBUG", "WARN"},
+	}, p.Env)
+	p = build(t, threeModule, Options{Hosts: hosts4, Program: []string{"train.py"}})
+	assert.Equal(t, []EnvVar{{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}, {"OMP_NUM_THREADS", "1"}}, p.Env)
+}
+
+func TestC10dNote(t *testing.T) {
+	p := build(t, threeModule, Options{Hosts: hosts4, Program: []string{"train.py"}, Rendezvous: C10d})
+	require.Len(t, p.Notes, 1)
+	assert.Contains(t, p.Notes[0], "not fixed")
+	p = build(t, threeModule, Options{Hosts: hosts4, Program: []string{"train.py"}})
+	assert.Empty(t, p.Notes)
+}
+
+func TestDefaultTopologyPath(t *testing.T) {
+	assert.Equal(t, "out/plan.topology.json", DefaultTopologyPath("out/plan.sh", "l/x.yaml"))
+	assert.Equal(t, "plan.topology.json", DefaultTopologyPath("plan", "l/x.yaml"))
+	assert.Equal(t, "x.topology.json", DefaultTopologyPath("", "l/x.yaml"))
+}
