@@ -1,0 +1,243 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/launch"
+	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/render"
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+func init() { register(newLaunchPlanCmd) }
+
+func newLaunchPlanCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "launch-plan LAYOUT [-- PROGRAM ARGS...]",
+		Short: "Print the torchrun commands that start the job",
+		Long: `Turn a valid layout into the commands that start it: one torchrun per node,
+with static rendezvous (--node-rank, --master-addr) so that node i runs the
+global ranks [i*gpus_per_node, (i+1)*gpus_per_node) the layout gave it.
+
+  mimoplan launch-plan layout.yaml --hosts h0,h1,h2,h3 -- train.py --lr 1e-4
+  mimoplan launch-plan layout.yaml --hostfile hosts.txt --format json
+  mimoplan launch-plan layout.yaml --format slurm --out job.sbatch -- train.py
+  mimoplan launch-plan layout.yaml --format k8s --image REGISTRY/IMAGE:TAG -- train.py
+
+Formats: sh (a script taking the node rank), json, slurm (sbatch), k8s
+(Kubeflow PyTorchJob). For target megatron-lm the program defaults to
+examples/mimo/pretrain_mimo.py and the layout is appended as its arguments;
+for other targets the render JSON is written beside the plan and its path
+passed in MIMOPLAN_TOPOLOGY. See docs/launch.md.
+
+Exit codes: 0 plan written, 1 invalid layout or hosts, 2 usage error.`,
+		Args: launchPlanArgs,
+	}
+	f := cmd.Flags()
+	f.StringSlice("hosts", nil, "hosts in node-rank order (comma-separated or repeated)")
+	f.String("hostfile", "", "file with one host per line ('#' comments, optional slots=N)")
+	f.String("master-addr", "", "rendezvous master address (default: the first host)")
+	f.Int("master-port", launch.DefaultMasterPort, "rendezvous master port")
+	f.String("rendezvous", launch.Static, "torchrun rendezvous: static (pins hosts to ranks) or c10d")
+	f.String("format", "sh", "plan format: "+strings.Join(launch.Formats, ", "))
+	f.String("out", "", "write the plan to this file, atomically (default: standard output)")
+	f.String("topology-out", "", "write the render JSON here and pass its path in MIMOPLAN_TOPOLOGY")
+	f.StringArray("env", nil, "extra environment variable NAME=VALUE for every rank (repeatable)")
+	f.Bool("no-layout-args", false, "target megatron-lm: do not append the layout as pretrain_mimo.py arguments")
+	f.Int("omp-num-threads", 1, "OMP_NUM_THREADS for every rank")
+	f.String("entrypoint", "torchrun", `launcher command, e.g. "python -m torch.distributed.run"`)
+	f.String("image", "", "container image (--format k8s)")
+	cmd.RunE = runLaunchPlan
+	return cmd
+}
+
+// launchPlanArgs accepts one layout before the optional "--".
+func launchPlanArgs(cmd *cobra.Command, args []string) error {
+	n := len(args)
+	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+		n = dash
+	}
+	if n != 1 {
+		return usageErr("launch-plan takes one LAYOUT (then -- PROGRAM ARGS); got %d arguments before --", n)
+	}
+	return nil
+}
+
+// launchFlags are the launch-plan settings read from flags and MIMOPLAN_*.
+type launchFlags struct {
+	format, out, topologyOut, hostfile string
+	hosts                              []string
+	opts                               launch.Options
+}
+
+func readLaunchFlags(cmd *cobra.Command, v *viper.Viper, args []string) (*launchFlags, error) {
+	lf := &launchFlags{
+		format:      v.GetString("format"),
+		out:         v.GetString("out"),
+		topologyOut: v.GetString("topology-out"),
+		hostfile:    v.GetString("hostfile"),
+	}
+	if err := oneOf("format", lf.format, launch.Formats...); err != nil {
+		return nil, err
+	}
+	o := &lf.opts
+	o.Rendezvous = v.GetString("rendezvous")
+	if err := oneOf("rendezvous", o.Rendezvous, launch.Static, launch.C10d); err != nil {
+		return nil, err
+	}
+	o.MasterAddr = v.GetString("master-addr")
+	o.MasterPort = v.GetInt("master-port")
+	o.LayoutArgs = !v.GetBool("no-layout-args")
+	o.Image = v.GetString("image")
+	if o.OMPThreads = v.GetInt("omp-num-threads"); o.OMPThreads < 1 {
+		return nil, usageErr("invalid --omp-num-threads %d: want 1 or more", o.OMPThreads)
+	}
+	o.Entrypoint = strings.Fields(v.GetString("entrypoint"))
+	if len(o.Entrypoint) == 0 {
+		return nil, usageErr("--entrypoint is empty")
+	}
+	for _, kv := range v.GetStringSlice("env") {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			return nil, usageErr("invalid --env %q: want NAME=VALUE", kv)
+		}
+		o.Env = append(o.Env, launch.EnvVar{Name: name, Value: value})
+	}
+	// MIMOPLAN_HOSTS="h0,h1" reaches viper as one string; split it too.
+	for _, h := range v.GetStringSlice("hosts") {
+		for _, part := range strings.Split(h, ",") {
+			if part = strings.TrimSpace(part); part == "" {
+				return nil, usageErr("--hosts has an empty host name")
+			}
+			lf.hosts = append(lf.hosts, part)
+		}
+	}
+	if len(lf.hosts) > 0 && lf.hostfile != "" {
+		return nil, usageErr("give --hosts or --hostfile, not both")
+	}
+	if lf.format == "k8s" {
+		if len(lf.hosts) > 0 || lf.hostfile != "" || o.MasterAddr != "" {
+			return nil, usageErr("--format k8s: the training operator names the pods and sets the master address; drop --hosts, --hostfile and --master-addr")
+		}
+		if o.Image == "" {
+			return nil, usageErr("--format k8s needs --image")
+		}
+	}
+	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+		o.Program = args[dash:]
+	}
+	return lf, nil
+}
+
+func runLaunchPlan(cmd *cobra.Command, args []string) error {
+	v := config(cmd)
+	lf, err := readLaunchFlags(cmd, v, args)
+	if err != nil {
+		return err
+	}
+	res, err := loadValid(cmd, args[0])
+	if err != nil {
+		return err
+	}
+	// A valid layout may still have warnings (a tp group across nodes):
+	// worth seeing before the job starts.
+	if err := diag.WriteText(cmd.ErrOrStderr(), res.Diags); err != nil {
+		return err
+	}
+	if err := lf.resolveHosts(res.Topology); err != nil {
+		return err
+	}
+	topoPath, err := lf.topologyPath(res.Topology, args[0])
+	if err != nil {
+		return err
+	}
+	plan, diags, err := launch.Build(res, lf.opts)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if diags.HasErrors() {
+		if err := diag.WriteText(cmd.ErrOrStderr(), diags); err != nil {
+			return err
+		}
+		return silentExit(exitInvalid)
+	}
+	if topoPath != "" {
+		err := launch.WriteFile(topoPath, 0o644, func(w io.Writer) error { return render.JSON(w, res.Topology) })
+		if err != nil {
+			return fmt.Errorf("topology: %w", err)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "mimoplan: wrote the topology to %s\n", topoPath)
+	}
+	write := func(w io.Writer) error { return launch.Write(w, lf.format, plan) }
+	if lf.out == "" {
+		return write(cmd.OutOrStdout())
+	}
+	if err := launch.WriteFile(lf.out, launch.FileMode(lf.format), write); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "mimoplan: wrote the %s plan to %s\n", lf.format, lf.out)
+	return nil
+}
+
+// resolveHosts reads the hostfile, if any, and insists on hosts where the
+// format needs them: sh and json name every host; Slurm and Kubernetes
+// pick the machines themselves.
+func (lf *launchFlags) resolveHosts(t *validate.Topology) error {
+	nnodes, gpus := 1, t.WorldSize
+	if t.Cluster != nil {
+		nnodes, gpus = t.Cluster.Nodes, t.Cluster.GPUsPerNode
+	}
+	o := &lf.opts
+	switch {
+	case lf.hostfile != "":
+		f, err := os.Open(lf.hostfile)
+		if err != nil {
+			return usageErr("read hostfile: %v", err)
+		}
+		defer f.Close()
+		hf, err := launch.ParseHostfile(f)
+		if err != nil {
+			return usageErr("hostfile %s: %v", lf.hostfile, err)
+		}
+		if err := hf.CheckSlots(gpus); err != nil {
+			return &exitError{code: exitInvalid, err: fmt.Errorf("hostfile %s: %w", lf.hostfile, err)}
+		}
+		if len(hf.Hosts) == 0 {
+			return usageErr("hostfile %s lists no hosts", lf.hostfile)
+		}
+		o.Hosts, o.HostLines, o.HostSource = hf.Hosts, hf.Lines, lf.hostfile
+	case len(lf.hosts) > 0:
+		o.Hosts, o.HostSource = lf.hosts, "--hosts"
+	case nnodes > 1 && (lf.format == "sh" || lf.format == "json"):
+		return usageErr("the layout has %d nodes: give their hosts with --hosts or --hostfile (or use --format slurm or k8s)", nnodes)
+	}
+	return nil
+}
+
+// topologyPath decides whether the program gets the render JSON: always
+// when --topology-out is given, and whenever the layout is not passed as
+// pretrain_mimo.py arguments. The path in MIMOPLAN_TOPOLOGY is absolute,
+// so that every node finds it on a shared file system.
+func (lf *launchFlags) topologyPath(t *validate.Topology, layoutPath string) (string, error) {
+	path := lf.topologyOut
+	if path == "" {
+		if t.Target == layout.TargetMegatronLM && lf.opts.LayoutArgs {
+			return "", nil
+		}
+		path = launch.DefaultTopologyPath(lf.out, layoutPath)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", usageErr("topology path: %v", err)
+	}
+	lf.opts.TopologyPath = abs
+	return path, nil
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const fourNode = `version: 1
+name: three-module-4node
+cluster:
+  nodes: 4
+  gpus_per_node: 8
+modules:
+  - {name: vision, num_ranks: 8, tp: 2}
+  - {name: audio, num_ranks: 8}
+  - {name: language, num_ranks: 16, tp: 4, pp: 2}
+`
+
+const megatronLM = `version: 1
+name: nemotron-vlm-8gpu
+target: megatron-lm
+cluster: {nodes: 1, gpus_per_node: 8}
+batch: {micro_batch_size: 1, global_batch_size: 8}
+modules:
+  - {name: vision, num_ranks: 4, tp: 2}
+  - {name: language, num_ranks: 4, tp: 2, ep: 4}
+`
+
+func writeFile(t *testing.T, name, src string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
+	return p
+}
+
+func TestLaunchPlanExitCodes(t *testing.T) {
+	t.Chdir(t.TempDir()) // default topology files land here
+	four, mlm, broken := writeLayout(t, fourNode), writeLayout(t, megatronLM), writeLayout(t, bad)
+	hostfile := writeFile(t, "hosts", "# four nodes\nh0 slots=8\nh1\nh2 slots=8\nh3\n")
+	dupfile := writeFile(t, "hosts", "h0\nh1\n\nh0\nh3\n")
+	slots := writeFile(t, "hosts", "h0 slots=4\nh1\nh2\nh3\n")
+	junk := writeFile(t, "hosts", "h0 cpus=4\n")
+	hosts := "--hosts=h0,h1,h2,h3"
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"sh", []string{"launch-plan", four, hosts, "--", "train.py"}, 0, `--node-rank="$node_rank"`, "wrote the topology"},
+		{"hostfile", []string{"launch-plan", four, "--hostfile", hostfile, "--format", "json", "--", "train.py"}, 0, `"host": "h3"`, ""},
+		{"megatron-lm needs no program", []string{"launch-plan", mlm, "--format", "json"}, 0, `"--llm-offset",`, ""},
+		{"slurm picks the hosts", []string{"launch-plan", four, "--format", "slurm", "--", "train.py"}, 0, "#SBATCH --nodes=4", ""},
+		{"k8s", []string{"launch-plan", four, "--format", "k8s", "--image", "img", "--", "train.py"}, 0, "kind: PyTorchJob", ""},
+		{"c10d", []string{"launch-plan", four, hosts, "--rendezvous", "c10d", "--", "train.py"}, 0, "--rdzv-endpoint=h0:29500", ""},
+
+		{"invalid layout", []string{"launch-plan", broken, "--", "x"}, 1, "", "[dense-not-divisible]"},
+		{"host count", []string{"launch-plan", four, "--hosts", "h0,h1", "--", "x"}, 1, "", ":4:10: error: --hosts gives 2 host(s), but cluster.nodes is 4 [host-count-mismatch]"},
+		{"loopback", []string{"launch-plan", four, "--hosts", "localhost,h1,h2,h3", "--", "x"}, 1, "", "[loopback-rendezvous]"},
+		{"loopback master", []string{"launch-plan", four, hosts, "--master-addr", "127.0.0.1", "--", "x"}, 1, "", "[loopback-rendezvous]"},
+		{"duplicate host", []string{"launch-plan", four, "--hostfile", dupfile, "--", "x"}, 1, "", `host "h0" is node 0 (` + dupfile + `:1) and again node 2 (` + dupfile + `:4) [duplicate-host]`},
+		{"port", []string{"launch-plan", four, hosts, "--master-port", "0", "--", "x"}, 1, "", "[invalid-port]"},
+		{"port too high", []string{"launch-plan", four, hosts, "--master-port", "65536", "--", "x"}, 1, "", "master port 65536 is outside 1-65535"},
+		{"slots", []string{"launch-plan", four, "--hostfile", slots, "--", "x"}, 1, "", "line 1: host h0 has slots=4"},
+
+		{"hosts and hostfile", []string{"launch-plan", four, hosts, "--hostfile", hostfile, "--", "x"}, 2, "", "not both"},
+		{"no hosts", []string{"launch-plan", four, "--", "x"}, 2, "", "the layout has 4 nodes: give their hosts"},
+		{"no hosts, json", []string{"launch-plan", four, "--format", "json", "--", "x"}, 2, "", "--hosts or --hostfile"},
+		{"unreadable hostfile", []string{"launch-plan", four, "--hostfile", filepath.Join(t.TempDir(), "nope"), "--", "x"}, 2, "", "read hostfile"},
+		{"malformed hostfile", []string{"launch-plan", four, "--hostfile", junk, "--", "x"}, 2, "", `line 1: unexpected "cpus=4"`},
+		{"bad env", []string{"launch-plan", four, hosts, "--env", "NOEQUALS", "--", "x"}, 2, "", `invalid --env "NOEQUALS"`},
+		{"bad env name", []string{"launch-plan", four, hosts, "--env", "1X=2", "--", "x"}, 2, "", `"1X" is not a valid name`},
+		{"empty host", []string{"launch-plan", four, "--hosts", "h0,,h2,h3", "--", "x"}, 2, "", "empty host name"},
+		{"odd host", []string{"launch-plan", four, "--hosts", "h0,h$1,h2,h3", "--", "x"}, 2, "", `host 1 "h$1"`},
+		{"bad format", []string{"launch-plan", four, hosts, "--format", "pbs", "--", "x"}, 2, "", `invalid --format "pbs"`},
+		{"bad rendezvous", []string{"launch-plan", four, hosts, "--rendezvous", "etcd", "--", "x"}, 2, "", `invalid --rendezvous "etcd"`},
+		{"k8s and hosts", []string{"launch-plan", four, hosts, "--format", "k8s", "--image", "i", "--", "x"}, 2, "", "drop --hosts"},
+		{"k8s without image", []string{"launch-plan", four, "--format", "k8s", "--", "x"}, 2, "", "needs --image"},
+		{"no program", []string{"launch-plan", four, hosts}, 2, "", "target core has no default program"},
+		{"two layouts", []string{"launch-plan", four, four, "--", "x"}, 2, "", "takes one LAYOUT"},
+		{"no layout", []string{"launch-plan"}, 2, "", "takes one LAYOUT"},
+		{"omp", []string{"launch-plan", four, hosts, "--omp-num-threads", "0", "--", "x"}, 2, "", "--omp-num-threads"},
+		{"missing layout", []string{"launch-plan", filepath.Join(t.TempDir(), "no.yaml"), "--", "x"}, 2, "", "no such file"},
+		{"layout flag twice", []string{"launch-plan", mlm, "--", "p.py", "--llm-tp", "2"}, 2, "", "already set --llm-tp"},
+		{"unwritable out", []string{"launch-plan", four, hosts, "--topology-out", filepath.Join(t.TempDir(), "t.json"), "--out", filepath.Join(t.TempDir(), "no", "plan.sh"), "--", "x"}, 2, "", "no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := mimoplan(t, tt.args...)
+			assert.Equal(t, tt.code, code, "stdout: %s\nstderr: %s", out, errOut)
+			assert.Contains(t, out, tt.stdout)
+			assert.Contains(t, errOut, tt.stderr)
+			if code != 0 {
+				assert.Empty(t, out, "nothing on stdout when no plan is made")
+			}
+		})
+	}
+}
+
+func TestLaunchPlanOut(t *testing.T) {
+	four := writeLayout(t, fourNode)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "plan.sh")
+	code, stdout, stderr := mimoplan(t, "launch-plan", four, "--hosts", "h0,h1,h2,h3", "--out", out, "--", "train.py", "it's")
+	require.Equal(t, 0, code, stderr)
+	assert.Empty(t, stdout)
+	st, err := os.Stat(out)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o755), st.Mode().Perm())
+	b, _ := os.ReadFile(out)
+	assert.Contains(t, string(b), `'it'\''s'`)
+
+	// The topology goes beside the plan and is exactly render's JSON.
+	topo := filepath.Join(dir, "plan.topology.json")
+	assert.Contains(t, string(b), "export MIMOPLAN_TOPOLOGY="+topo+"\n")
+	got, err := os.ReadFile(topo)
+	require.NoError(t, err)
+	_, want, _ := mimoplan(t, "render", four, "--format", "json")
+	assert.Equal(t, want, string(got))
+
+	// A refused plan writes nothing, and leaves an older plan alone.
+	code, _, _ = mimoplan(t, "launch-plan", four, "--hosts", "h0,h1", "--out", out, "--", "other.py")
+	assert.Equal(t, 1, code)
+	b2, _ := os.ReadFile(out)
+	assert.Equal(t, b, b2)
+	entries, _ := os.ReadDir(dir)
+	assert.Len(t, entries, 2, "plan and topology, no temporary files")
+
+	// JSON plans are not executable.
+	jout := filepath.Join(dir, "plan.json")
+	code, _, stderr = mimoplan(t, "launch-plan", four, "--hosts", "h0,h1,h2,h3", "--format", "json", "--out", jout, "--topology-out", filepath.Join(dir, "t.json"), "--", "x")
+	require.Equal(t, 0, code, stderr)
+	st, _ = os.Stat(jout)
+	assert.Equal(t, os.FileMode(0o644), st.Mode().Perm())
+}
+
+func TestLaunchPlanJSON(t *testing.T) {
+	t.Chdir(t.TempDir())
+	mlm := writeLayout(t, megatronLM)
+	code, out, stderr := mimoplan(t, "launch-plan", mlm, "--format", "json", "--env", "NCCL_DEBUG=INFO", "--omp-num-threads", "8", "--master-port", "6000")
+	require.Equal(t, 0, code, stderr)
+	assert.Empty(t, stderr, "megatron-lm with layout arguments needs no topology file")
+	var plan struct {
+		WorldSize  int `json:"world_size"`
+		Rendezvous struct {
+			MasterAddr string `json:"master_addr"`
+			MasterPort int    `json:"master_port"`
+		} `json:"rendezvous"`
+		Nodes []struct {
+			Command []string          `json:"command"`
+			Env     map[string]string `json:"env"`
+		} `json:"nodes"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &plan))
+	assert.Equal(t, 8, plan.WorldSize)
+	assert.Equal(t, "localhost", plan.Rendezvous.MasterAddr)
+	assert.Equal(t, 6000, plan.Rendezvous.MasterPort)
+	require.Len(t, plan.Nodes, 1)
+	assert.Equal(t, strings.Fields("torchrun --nnodes=1 --nproc-per-node=8 --node-rank=0 --master-addr=localhost --master-port=6000 "+
+		"examples/mimo/pretrain_mimo.py --encoder-tp 2 --encoder-dp 2 --llm-offset 4 --llm-tp 2 --llm-cp 1 --llm-pp 1 --llm-dp 2 "+
+		"--llm-ep 4 --llm-expt-tp 1 --micro-batch-size 1 --global-batch-size 8"), plan.Nodes[0].Command)
+	assert.Equal(t, map[string]string{"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "OMP_NUM_THREADS": "8", "NCCL_DEBUG": "INFO"}, plan.Nodes[0].Env)
+
+	// Without the layout arguments the program gets the topology instead.
+	code, out, stderr = mimoplan(t, "launch-plan", mlm, "--format", "json", "--no-layout-args", "--", "mine.py")
+	require.Equal(t, 0, code, stderr)
+	wd, _ := os.Getwd()
+	assert.Contains(t, out, `"MIMOPLAN_TOPOLOGY": "`+filepath.Join(wd, "layout.topology.json")+`"`)
+	assert.NotContains(t, out, "--llm-tp")
+	assert.FileExists(t, "layout.topology.json")
+}
+
+func TestLaunchPlanEnvironment(t *testing.T) {
+	t.Chdir(t.TempDir())
+	four := writeLayout(t, fourNode)
+	t.Setenv("MIMOPLAN_HOSTS", "n0,n1,n2,n3")
+	t.Setenv("MIMOPLAN_MASTER_PORT", "7000")
+	t.Setenv("MIMOPLAN_FORMAT", "json")
+	code, out, stderr := mimoplan(t, "launch-plan", four, "--", "x")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, `"--master-addr=n0"`)
+	assert.Contains(t, out, `"--master-port=7000"`)
+	// The command line wins over the environment.
+	code, out, _ = mimoplan(t, "launch-plan", four, "--format", "sh", "--master-port", "7001", "--", "x")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "--master-port=7001")
+}
+
+func TestLaunchPlanWarnings(t *testing.T) {
+	l := writeLayout(t, "version: 1\ncluster: {nodes: 2, gpus_per_node: 2}\nmodules:\n- {name: language, num_ranks: 4, tp: 4}\n")
+	code, _, stderr := mimoplan(t, "launch-plan", l, "--hosts", "a,b", "--topology-out", filepath.Join(t.TempDir(), "t.json"), "--", "x")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stderr, "warning:")
+	assert.Contains(t, stderr, "[group-crosses-node]")
+}
