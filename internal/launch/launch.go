@@ -282,9 +282,13 @@ func checkHosts(d *diag.List, l *layout.Layout, nnodes int, hosts []string, o Op
 	for i, h := range hosts {
 		key := strings.ToLower(strings.Trim(h, "[]"))
 		if j, ok := seen[key]; ok {
+			where := fmt.Sprintf("node %d and again node %d (%s)", j, i, cmpOr(o.HostSource, "the host list"))
+			if i < len(o.HostLines) {
+				where = fmt.Sprintf("node %d (%s) and again node %d (%s)", j, hostWhere(o, j), i, hostWhere(o, i))
+			}
 			d.Add("duplicate-host", diag.Pos{}, "",
-				"list each machine once; for several torchruns on one machine, split its GPUs into separate layouts",
-				"host %q is node %d (%s) and again node %d (%s)", h, j, hostWhere(o, j), i, hostWhere(o, i))
+				"list each machine once: one torchrun per node starts all of that node's GPUs",
+				"host %q is %s", h, where)
 			continue
 		}
 		seen[key] = i

@@ -233,6 +233,8 @@ func TestRefusals(t *testing.T) {
 			[]want{{"loopback-rendezvous", 0, "cannot reach"}}},
 		{"duplicate host", threeModule, Options{Hosts: []string{"h0", "h1", "H0", "h3"}, HostSource: "hosts.txt", HostLines: []int{1, 2, 4, 5}},
 			[]want{{"duplicate-host", 0, `"H0" is node 0 (hosts.txt:1) and again node 2 (hosts.txt:4)`}}},
+		{"duplicate in --hosts", threeModule, Options{Hosts: []string{"h0", "h1", "h1", "h3"}},
+			[]want{{"duplicate-host", 0, `"h1" is node 1 and again node 2 (--hosts)`}}},
 		{"port 0", threeModule, Options{Hosts: hosts4, MasterPort: -1},
 			[]want{{"invalid-port", 0, "-1"}}},
 		{"port too high", threeModule, Options{Hosts: hosts4, MasterPort: 65536},

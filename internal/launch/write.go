@@ -111,24 +111,30 @@ func WriteSh(w io.Writer, p *Plan) error {
 	}
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, "#!/usr/bin/env bash")
-	p.header(bw, "Run it on every host with that host's node rank:\n  ./plan.sh NODE_RANK    or    NODE_RANK=i ./plan.sh", "")
-	p.table(bw, func(n Node) string { return n.Host })
-	last := strconv.Itoa(p.NNodes - 1)
-	fmt.Fprintf(bw, `set -euo pipefail
+	if p.Rendezvous.Backend == C10d {
+		// c10d ignores --node-rank: the same command runs everywhere.
+		p.header(bw, "Run it on every host: ./plan.sh", "")
+		p.table(bw, func(n Node) string { return n.Host })
+		fmt.Fprint(bw, "set -euo pipefail\n\n")
+	} else {
+		p.header(bw, "Run it on every host with that host's node rank:\n  ./plan.sh NODE_RANK    or    NODE_RANK=i ./plan.sh", "")
+		p.table(bw, func(n Node) string { return n.Host })
+		fmt.Fprintf(bw, `set -euo pipefail
 
 node_rank="${1:-${NODE_RANK:-}}"
 case "$node_rank" in
 '' | *[!0-9]* | 0?*)
-  echo "usage: $0 NODE_RANK (0-%[1]s), or set NODE_RANK" >&2
+  echo "usage: $0 NODE_RANK (0-%[1]d), or set NODE_RANK" >&2
   exit 2
   ;;
 esac
-if [ "${#node_rank}" -gt 9 ] || [ "$node_rank" -gt %[1]s ]; then
-  echo "$0: node rank $node_rank is outside 0-%[1]s" >&2
+if [ "${#node_rank}" -gt 9 ] || [ "$node_rank" -gt %[1]d ]; then
+  echo "$0: node rank $node_rank is outside 0-%[1]d" >&2
   exit 2
 fi
 
-`, last)
+`, p.NNodes-1)
+	}
 	p.exports(bw)
 	fmt.Fprintln(bw)
 	fmt.Fprintf(bw, "exec %s\n", continued(p, word{{s: "$node_rank", ref: true}}, lit(p.Rendezvous.MasterAddr)))

@@ -143,6 +143,24 @@ func TestShScript(t *testing.T) {
 	assert.Contains(t, res, "usage:")
 }
 
+func TestShScriptC10d(t *testing.T) {
+	bash := needBash(t)
+	p := build(t, threeModule, Options{Hosts: hosts4, Program: []string{"train.py", "a b"}, Rendezvous: C10d})
+	script := writeScript(t, func(b *bytes.Buffer) error { return WriteSh(b, p) })
+	b, _ := os.ReadFile(script)
+	assert.Contains(t, string(b), "# note: c10d rendezvous")
+	assert.Contains(t, string(b), "# join order")
+	work := t.TempDir()
+	cmd := exec.Command(bash, script)
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "PATH="+fakeBin(t, map[string]string{"torchrun": fakeTorchrun})+":"+os.Getenv("PATH"), "RECORD="+filepath.Join(work, "rec"))
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	_, argv := record(t, filepath.Join(work, "rec.0"))
+	assert.Equal(t, p.Nodes[0].Command[1:], argv, "no node rank needed")
+	assert.Equal(t, p.Nodes[0].Command, p.Nodes[3].Command)
+}
+
 // TestCommentsStayComments gives the layout a name that would end a
 // comment line; every line of each header must still be a comment.
 func TestCommentsStayComments(t *testing.T) {
