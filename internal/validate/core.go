@@ -142,7 +142,7 @@ func (c *checker) spans() bool {
 		}
 		ss = append(ss, s)
 	}
-	if !sound {
+	if !sound || len(ss) == 0 { // no module at all: nothing to place
 		return false
 	}
 	same := true
