@@ -1,0 +1,103 @@
+package layout_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/testutil"
+)
+
+// Hostile seeds: what a fuzzer takes long to find on its own.
+func hostileSeeds() map[string][]byte {
+	bomb := "a: &a [x, x, x, x, x, x, x, x, x]\n"
+	prev := "a"
+	for _, c := range "bcdefghij" {
+		bomb += string(c) + ": &" + string(c) + " [" + strings.Repeat("*"+prev+", ", 8) + "*" + prev + "]\n"
+		prev = string(c)
+	}
+	return map[string][]byte{
+		"empty":                 nil,
+		"alias bomb":            []byte(bomb),
+		"alias bomb in modules": []byte("version: 1\nworld_size: 8\nx: &m {name: language, num_ranks: 8}\nl: &l [*m, *m, *m, *m, *m, *m, *m, *m]\nmodules: [*l, *l, *l, *l]\n"),
+		"deep lists":            []byte(strings.Repeat("[", 10000) + strings.Repeat("]", 10000)),
+		"deep unclosed":         []byte(strings.Repeat("[", 20000)),
+		"deep mappings":         []byte(strings.Repeat("{a: ", 5000) + "1" + strings.Repeat("}", 5000)),
+		"huge ints":             []byte("version: 1\nworld_size: 99999999999999999999999999\ncluster: {nodes: 9223372036854775807, gpus_per_node: 9223372036854775807}\nbatch: {micro_batch_size: 2147483648, global_batch_size: -9223372036854775808}\nmodules:\n- {name: language, num_ranks: 0x7fffffffffffffff, tp: 1e400, dp: .inf}\n"),
+		"binary":                []byte("\x00\x01\x02\xff\xfe\x89PNG\r\n\x1a\n"),
+		"bad utf8":              []byte("version: 1\nname: \xc3\x28\n"),
+		"no modules":            []byte("version: 1\nworld_size: 8\n"),
+		"anchored keys":         []byte("version: 1\n&a world_size: 8\n*a : 3\n"),
+		"merge key":             []byte("version: 1\nworld_size: 8\nbase: &b {tp: 2}\nmodules:\n- {<<: *b, name: language, num_ranks: 8}\n"),
+		"tags":                  []byte("version: !!binary AAAA\nworld_size: !!int \"8\"\nmodules: !!map {}\n"),
+		"two documents":         []byte("version: 1\n---\nversion: 1\n"),
+		"unknown anchor":        []byte("version: 1\nmodules: *nope\n"),
+		"tabs":                  []byte("version: 1\n\tworld_size: 8\n"),
+		"bom":                   []byte("\ufeffversion: 1\nworld_size: 1\nmodules: [{name: language, num_ranks: 1}]\n"),
+		"crlf":                  []byte("version: 1\r\nworld_size: 1\r\nmodules: [{name: language, num_ranks: 1}]\r\n"),
+	}
+}
+
+// fuzzSeeds adds the example layouts, the golden layouts and the hostile
+// inputs to f's corpus.
+func fuzzSeeds(f *testing.F) {
+	var files []string
+	for _, dir := range []string{
+		filepath.Join(testutil.RepoRoot(), "layouts"),
+		filepath.Join(testutil.GoldenDir(), "layouts"),
+		filepath.Join(testutil.RepoRoot(), "testdata", "demo"),
+	} {
+		m, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		files = append(files, m...)
+	}
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, b := range hostileSeeds() {
+		f.Add(b)
+	}
+}
+
+// checkParse asserts what holds for the parse of any input.
+func checkParse(t *testing.T, data []byte) {
+	l, d := layout.Parse("fuzz.yaml", data)
+	if l == nil || d == nil {
+		t.Fatal("Parse returned nil")
+	}
+	for _, x := range d.Items {
+		if _, ok := diag.Lookup(x.Rule); !ok {
+			t.Errorf("rule %q is not in the catalogue: %+v", x.Rule, x)
+		}
+		if x.Line < 1 || x.Column < 1 {
+			t.Errorf("diagnostic without a position: %+v", x)
+		}
+		if x.Message == "" {
+			t.Errorf("diagnostic without a message: %+v", x)
+		}
+	}
+	if len(d.Items) == 0 {
+		// A layout the parser accepts is complete enough to check.
+		if l.Version != 1 || l.WorldSize < 1 || len(l.Modules) == 0 {
+			t.Errorf("accepted without version, world or modules: %+v", l)
+		}
+	}
+	for _, m := range l.Modules {
+		if !m.Broken && m.NumRanks > 0 && m.End() > 2*layout.MaxWorldSize {
+			t.Errorf("module %q ends at %d, past every bound", m.Name, m.End())
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkParse(t, data)
+	})
+}

@@ -1,0 +1,243 @@
+package validate_test
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/testutil"
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+// fuzzBudget is how long one input may take, parse to output, under the
+// fuzzer's instrumentation; real runs take milliseconds.
+const fuzzBudget = 2 * time.Second
+
+// maxFuzzRanks leaves out layouts that enumerate more ranks than this in
+// all: building the grids of a module costs time and memory linear in its
+// ranks (about 0.6 s and 200 MB per 2^20), a known limit of the grid
+// package that is not the validator's to fix. See TestHostileInputs.
+const maxFuzzRanks = 1 << 20
+
+func FuzzCheck(f *testing.F) {
+	var files []string
+	for _, dir := range []string{
+		filepath.Join(testutil.RepoRoot(), "layouts"),
+		filepath.Join(testutil.GoldenDir(), "layouts"),
+		filepath.Join(testutil.RepoRoot(), "testdata", "demo"),
+		filepath.Join("testdata", "rules"),
+	} {
+		m, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		files = append(files, m...)
+	}
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, h := range hostile {
+		f.Add([]byte(h.src))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l, _ := layout.Parse("fuzz.yaml", data)
+		total := 0
+		for _, m := range l.Modules {
+			total += m.NumRanks
+		}
+		if total > maxFuzzRanks {
+			t.Skip("more ranks than the fuzz budget enumerates")
+		}
+		// Run in a goroutine to bound the time; bring a panic back to
+		// this one, where the fuzzer records it with its input.
+		done := make(chan any, 1)
+		go func() {
+			defer func() { done <- recover() }()
+			checkInvariants(t, data)
+		}()
+		select {
+		case p := <-done:
+			if p != nil {
+				panic(p)
+			}
+		case <-time.After(fuzzBudget):
+			t.Fatalf("no output within %v", fuzzBudget)
+		}
+	})
+}
+
+// checkInvariants parses, checks and prints one input in every format,
+// and asserts what must hold for any input.
+func checkInvariants(t *testing.T, data []byte) {
+	l, d := layout.Parse("fuzz.yaml", data)
+	r := validate.Check(l, d)
+	for _, x := range r.Diags.Items {
+		if _, ok := diag.Lookup(x.Rule); !ok {
+			t.Errorf("rule %q is not in the catalogue: %+v", x.Rule, x)
+		}
+		if x.Line < 1 || x.Column < 1 {
+			t.Errorf("diagnostic without a position: %+v", x)
+		}
+		if x.Message == "" {
+			t.Errorf("diagnostic without a message: %+v", x)
+		}
+	}
+	if !r.Diags.HasErrors() && r.Topology == nil {
+		t.Errorf("no error, but no topology: %+v", r.Diags.Items)
+	}
+	if r.Topology != nil && len(r.Topology.Modules) != len(l.Modules) {
+		t.Errorf("topology has %d modules, layout %d", len(r.Topology.Modules), len(l.Modules))
+	}
+	// Every writer handles every result.
+	for _, strict := range []bool{false, true} {
+		_ = r.Summary(strict)
+		if err := diag.WriteJSON(io.Discard, diag.NewReport(r.Diags, strict)); err != nil {
+			t.Error(err)
+		}
+	}
+	if err := diag.WriteText(io.Discard, r.Diags); err != nil {
+		t.Error(err)
+	}
+	if err := diag.WriteGitHub(io.Discard, r.Diags); err != nil {
+		t.Error(err)
+	}
+	if err := diag.WriteSARIF(io.Discard, []*diag.List{r.Diags}); err != nil {
+		t.Error(err)
+	}
+}
+
+// hostile inputs, each with a rule it must be reported under (exit 1).
+var hostile = []struct {
+	name, src, rule string
+}{
+	{"empty", "", "yaml-syntax"},
+	{"only a comment", "# nothing\n", "yaml-syntax"},
+	{"binary", "\x00\x01\x02\xff\xfe\x89PNG\r\n\x1a\n", "yaml-syntax"},
+	{"bad utf-8", "version: 1\nname: \xc3\x28\n", "yaml-syntax"},
+	{"alias bomb", aliasBomb(), "unknown-field"},
+	{"alias bomb as modules", "version: 1\nworld_size: 8\nx: &m {name: language, num_ranks: 8}\nl: &l [*m, *m, *m, *m, *m, *m, *m, *m]\nmodules: [*l, *l, *l, *l]\n", "unknown-field"},
+	{"10000-deep nesting", strings.Repeat("[", 10000) + strings.Repeat("]", 10000), "yaml-syntax"},
+	{"20000-deep unclosed", strings.Repeat("[", 20000), "yaml-syntax"},
+	{"deep mappings", strings.Repeat("{a: ", 5000) + "1" + strings.Repeat("}", 5000), "unknown-field"},
+	{"huge ints", "version: 1\nworld_size: 99999999999999999999999999\nmodules:\n- {name: language, num_ranks: 0x7fffffffffffffff, tp: 1e400}\n", "invalid-value"},
+	{"huge cluster", "version: 1\ncluster: {nodes: 9223372036854775807, gpus_per_node: 9223372036854775807}\nmodules: [{name: language, num_ranks: 8}]\n", "invalid-value"},
+	{"cluster product overflows", "version: 1\ncluster: {nodes: 16777216, gpus_per_node: 16777216}\nmodules: [{name: language, num_ranks: 8}]\n", "invalid-value"},
+	{"huge batch", "version: 1\nworld_size: 8\nbatch: {micro_batch_size: 2147483649}\nmodules: [{name: language, num_ranks: 8}]\n", "invalid-value"},
+	{"negative", "version: 1\nworld_size: -9223372036854775808\nmodules: [{name: language, num_ranks: -1}]\n", "invalid-value"},
+	{"no modules", "version: 1\nworld_size: 8\n", "invalid-value"},
+	{"empty modules", "version: 1\nworld_size: 8\nmodules: []\n", "invalid-value"},
+	{"anchored keys", "version: 1\n&a world_size: 8\n*a : 3\n", "yaml-syntax"},
+	{"merge key", "version: 1\nworld_size: 8\nbase: &b {tp: 2}\nmodules:\n- {<<: *b, name: language, num_ranks: 8}\n", "unknown-field"},
+	{"tags", "version: !!binary AAAA\nworld_size: !!int \"8\"\nmodules: !!map {}\n", "unsupported-version"},
+	{"two documents", "version: 1\n---\nversion: 1\n", "yaml-syntax"},
+	{"unknown anchor", "version: 1\nmodules: *nope\n", "yaml-syntax"},
+	{"tab indent", "version: 1\n\tworld_size: 8\n", "yaml-syntax"},
+	{"too large", "version: 1\n#" + strings.Repeat("x", layout.MaxFileSize) + "\n", "yaml-syntax"},
+	{"many modules", manyModules(20000), "world-gap"},
+	{"many incompatible modules", bridgeFlood(2000), "dp-not-compatible"},
+}
+
+func aliasBomb() string {
+	s := "a: &a [x, x, x, x, x, x, x, x, x]\n"
+	prev := "a"
+	for _, c := range "bcdefghij" {
+		s += string(c) + ": &" + string(c) + " [" + strings.Repeat("*"+prev+", ", 8) + "*" + prev + "]\n"
+		prev = string(c)
+	}
+	return s
+}
+
+func manyModules(n int) string {
+	var b strings.Builder
+	b.WriteString("version: 1\nworld_size: 16777216\nmodules:\n")
+	for i := range n {
+		b.WriteString("- {name: m")
+		b.WriteString(itoa(i))
+		b.WriteString(", num_ranks: 1}\n")
+	}
+	return b.String()
+}
+
+// bridgeFlood is a megatron-bridge layout of n encoders with dp 2 and 3 in
+// turn, every pair of which but equal ones breaks dp-not-compatible.
+func bridgeFlood(n int) string {
+	var b strings.Builder
+	b.WriteString("version: 1\ntarget: megatron-bridge\nworld_size: ")
+	b.WriteString(itoa(n/2*2 + (n-n/2)*3 + 1))
+	b.WriteString("\nmodules:\n")
+	for i := range n {
+		b.WriteString("- {name: e" + itoa(i) + ", num_ranks: " + itoa(2+i%2) + "}\n")
+	}
+	b.WriteString("- {name: language, num_ranks: 1}\n")
+	return b.String()
+}
+
+func itoa(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	var d []byte
+	for ; i > 0; i /= 10 {
+		d = append([]byte{byte('0' + i%10)}, d...)
+	}
+	return string(d)
+}
+
+// TestHostileInputs: bad input of any kind ends in an invalid result (exit
+// 1) with a diagnostic, quickly, without a panic.
+func TestHostileInputs(t *testing.T) {
+	for _, h := range hostile {
+		t.Run(h.name, func(t *testing.T) {
+			type out struct {
+				r     *validate.Result
+				panic any
+			}
+			ch := make(chan out, 1)
+			go func() {
+				defer func() {
+					if p := recover(); p != nil {
+						ch <- out{panic: p}
+					}
+				}()
+				l, d := layout.Parse("hostile.yaml", []byte(h.src))
+				ch <- out{r: validate.Check(l, d)}
+			}()
+			select {
+			case o := <-ch:
+				if o.panic != nil {
+					t.Fatalf("panic: %v", o.panic)
+				}
+				if o.r.Valid(false) {
+					t.Fatalf("hostile input accepted: %+v", o.r.Diags.Items)
+				}
+				var rules []string
+				for _, d := range o.r.Diags.Items {
+					rules = append(rules, d.Rule)
+				}
+				if !contains(rules, h.rule) {
+					t.Errorf("want a %s diagnostic, got %v", h.rule, rules)
+				}
+				if len(rules) > 10000 {
+					t.Errorf("%d diagnostics: a flood", len(rules))
+				}
+			case <-time.After(time.Second):
+				t.Fatal("no result within a second")
+			}
+		})
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
