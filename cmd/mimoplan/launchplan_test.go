@@ -200,3 +200,27 @@ func TestLaunchPlanWarnings(t *testing.T) {
 	assert.Contains(t, stderr, "warning:")
 	assert.Contains(t, stderr, "[group-crosses-node]")
 }
+
+// TestLaunchDocExamples keeps the worked example of docs/launch.md in step
+// with the binary. The example's topology sits in /mnt/shared/jobs; here it
+// goes to a temporary directory and --env puts the documented path back.
+func TestLaunchDocExamples(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "launch.md"))
+	require.NoError(t, err)
+	layoutPath := filepath.Join("..", "..", "layouts", "three-module-4node.yaml")
+	hostfile := writeFile(t, "hosts.txt", "# the four nodes of the job, in node-rank order\nnode0 slots=8\nnode1 slots=8\nnode2 slots=8\nnode3 slots=8\n")
+	prog := []string{"--", "train.py", "--data", "/mnt/shared/data", "--run-name", "first try"}
+	common := []string{"--topology-out", filepath.Join(t.TempDir(), "t.json"), "--env", "MIMOPLAN_TOPOLOGY=/mnt/shared/jobs/plan.topology.json"}
+	for format, extra := range map[string][]string{
+		"sh":    {"--hostfile", hostfile},
+		"json":  {"--hostfile", hostfile},
+		"slurm": nil,
+		"k8s":   {"--image", "nvcr.io/nvidia/pytorch:25.01-py3"},
+	} {
+		args := append([]string{"launch-plan", layoutPath, "--format", format}, extra...)
+		args = append(append(args, common...), prog...)
+		code, out, stderr := mimoplan(t, args...)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, string(doc), "\n"+out+"```", "docs/launch.md shows the %s plan the binary writes", format)
+	}
+}
