@@ -49,7 +49,7 @@ type Options struct {
 	// Hosts are the machines, node rank i on Hosts[i]. Nil: a one-node
 	// layout runs on localhost; a larger one gets no hosts, which the
 	// Slurm and Kubernetes writers do not need (the scheduler picks them),
-	// but Node.Command is then nil.
+	// but its Node.Command is then nil.
 	Hosts []string
 	// HostLines, when the hosts came from a hostfile, are their line
 	// numbers, for messages; HostSource names where they came from
@@ -99,9 +99,14 @@ type Plan struct {
 	Program []string
 	Env     []EnvVar
 	Nodes   []Node
-	// HostsGiven is false when the plan has no host names (the scheduler
-	// will choose them); Node.Host and Node.Command are then empty.
+	// HostsGiven says the caller named the hosts. Without them a plan of
+	// several nodes has no Node.Host or Node.Command (a scheduler will
+	// choose the machines), and one of a single node runs on localhost.
 	HostsGiven bool
+	// MasterGiven says the master address came from the caller (as
+	// MasterAddr or the first host), not from the localhost default, so
+	// that a scheduler's plan keeps it.
+	MasterGiven bool
 	// Notes are said in every format: caveats the user must know.
 	Notes []string
 	// Image is the container image (Kubernetes only).
@@ -166,7 +171,8 @@ func Build(res *validate.Result, o Options) (*Plan, *diag.List, error) {
 	if hosts == nil && p.NNodes == 1 {
 		hosts = []string{"localhost"}
 	}
-	p.HostsGiven = hosts != nil
+	p.HostsGiven = o.Hosts != nil
+	p.MasterGiven = o.MasterAddr != "" || o.Hosts != nil
 	checkHosts(d, l, p.NNodes, hosts, o)
 
 	master := o.MasterAddr

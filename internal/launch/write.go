@@ -113,11 +113,11 @@ func WriteSh(w io.Writer, p *Plan) error {
 	fmt.Fprintln(bw, "#!/usr/bin/env bash")
 	if p.Rendezvous.Backend == C10d {
 		// c10d ignores --node-rank: the same command runs everywhere.
-		p.header(bw, "Run it on every host: ./plan.sh", "")
+		p.header(bw, "Run it on every host: ./plan.sh", p.Rendezvous.MasterAddr)
 		p.table(bw, func(n Node) string { return n.Host })
 		fmt.Fprint(bw, "set -euo pipefail\n\n")
 	} else {
-		p.header(bw, "Run it on every host with that host's node rank:\n  ./plan.sh NODE_RANK    or    NODE_RANK=i ./plan.sh", "")
+		p.header(bw, "Run it on every host with that host's node rank:\n  ./plan.sh NODE_RANK    or    NODE_RANK=i ./plan.sh", p.Rendezvous.MasterAddr)
 		p.table(bw, func(n Node) string { return n.Host })
 		fmt.Fprintf(bw, `set -euo pipefail
 
@@ -159,9 +159,13 @@ func WriteSlurm(w io.Writer, p *Plan) error {
 		}
 		fmt.Fprintf(bw, "#SBATCH --nodelist=%s\n", strings.Join(hosts, ","))
 	}
-	p.header(bw, "Submit it with: sbatch plan.slurm\nSLURM_NODEID i runs node rank i, on the i-th host of the allocation.", "the allocation's first node")
+	master := "the allocation's first node"
+	if p.MasterGiven {
+		master = p.Rendezvous.MasterAddr
+	}
+	p.header(bw, "Submit it with: sbatch plan.slurm\nSLURM_NODEID i runs node rank i, on the i-th host of the allocation.", master)
 	p.table(bw, func(n Node) string {
-		if n.Host != "" {
+		if p.HostsGiven {
 			return n.Host
 		}
 		return "SLURM_NODEID " + strconv.Itoa(n.NodeRank)
@@ -187,8 +191,8 @@ if [ "${hosts[*]}" != "${expected[*]}" ]; then
 fi
 `, strings.Join(q, " "))
 	}
-	master := `"${hosts[0]}"`
-	if p.Rendezvous.MasterAddr != "" {
+	master = `"${hosts[0]}"`
+	if p.MasterGiven {
 		master = Quote(p.Rendezvous.MasterAddr)
 	}
 	fmt.Fprintf(bw, "export MASTER_ADDR=%s\n", master)
@@ -208,7 +212,7 @@ func (p *Plan) header(w io.Writer, how, master string) {
 		name = "(unnamed layout)"
 	}
 	fmt.Fprintf(w, "# Launch plan for %s, written by mimoplan launch-plan.\n", comment(name))
-	fmt.Fprintf(w, "# %d ranks: %s x %s, %s\n", p.WorldSize, plural(p.NNodes, "node"), plural(p.NProcPerNode, "GPU"), p.rdzvText(master))
+	fmt.Fprintf(w, "# %d ranks: %s x %s, %s\n", p.WorldSize, plural(p.NNodes, "node"), plural(p.NProcPerNode, "GPU"), p.rdzvText(comment(master)))
 	fmt.Fprintln(w, "#")
 	for _, l := range strings.Split(how, "\n") {
 		fmt.Fprintf(w, "# %s\n", l)
@@ -222,13 +226,9 @@ func (p *Plan) header(w io.Writer, how, master string) {
 	fmt.Fprintln(w, "#")
 }
 
-// rdzvText describes the rendezvous; master says where it is when the
-// plan has no address (a scheduler's node).
+// rdzvText describes the rendezvous at master.
 func (p *Plan) rdzvText(master string) string {
 	r := p.Rendezvous
-	if r.MasterAddr != "" {
-		master = comment(r.MasterAddr)
-	}
 	if r.Backend == C10d {
 		return fmt.Sprintf("c10d rendezvous at %s, port %d (id %s)", master, r.MasterPort, comment(r.ID))
 	}

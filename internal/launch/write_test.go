@@ -273,6 +273,18 @@ func TestSlurm(t *testing.T) {
 		assert.Equal(t, 1, code)
 		assert.Contains(t, out, "Slurm ordered the nodes h1 h0 h2 h3, the plan needs h0 h1 h2 h3")
 	})
+	t.Run("one node takes its host from the allocation too", func(t *testing.T) {
+		p := build(t, nemotron, Options{LayoutArgs: true})
+		script := writeScript(t, func(b *bytes.Buffer) error { return WriteSlurm(b, p) })
+		assert.NotContains(t, sbatchDirectives(t, script), "--nodelist")
+		b, _ := os.ReadFile(script)
+		assert.Contains(t, string(b), "static rendezvous at the allocation's first node")
+		assert.NotContains(t, string(b), "localhost")
+		work, out, code := runSlurm(t, script, "gpu3")
+		require.Equal(t, 0, code, out)
+		_, argv := record(t, filepath.Join(work, "rec.0"))
+		assert.Equal(t, plainArgv(p.words(lit("0"), lit("gpu3")))[1:], argv)
+	})
 	t.Run("c10d and a given master", func(t *testing.T) {
 		p := build(t, threeModule, Options{MasterAddr: "login1", Rendezvous: C10d, Program: []string{"t.py"}})
 		script := writeScript(t, func(b *bytes.Buffer) error { return WriteSlurm(b, p) })
