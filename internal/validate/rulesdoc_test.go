@@ -1,0 +1,85 @@
+package validate_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/testutil"
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+type docRule struct {
+	id, body string
+}
+
+// docRules splits docs/rules.md into its rule sections: each starts at a
+// "### id" heading and runs to the next heading.
+func docRules(t *testing.T) []docRule {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "docs", "rules.md"))
+	require.NoError(t, err)
+	var out []docRule
+	var cur *docRule
+	for _, line := range strings.Split(string(raw), "\n") {
+		switch {
+		case strings.HasPrefix(line, "### "):
+			out = append(out, docRule{id: strings.TrimSpace(strings.TrimPrefix(line, "### "))})
+			cur = &out[len(out)-1]
+		case strings.HasPrefix(line, "## ") || strings.HasPrefix(line, "# "):
+			cur = nil
+		case cur != nil:
+			cur.body += line + "\n"
+		}
+	}
+	return out
+}
+
+// TestRulesDocMatchesCatalogue: docs/rules.md has one section per
+// catalogue rule, in catalogue order, and nothing else under ###.
+func TestRulesDocMatchesCatalogue(t *testing.T) {
+	var want, got []string
+	for _, r := range diag.Rules() {
+		want = append(want, r.ID)
+	}
+	for _, r := range docRules(t) {
+		got = append(got, r.id)
+	}
+	assert.Equal(t, want, got, "docs/rules.md headings vs internal/diag/rules.go")
+}
+
+var yamlBlock = regexp.MustCompile("(?s)```yaml\n(.*?)```")
+
+// TestRulesDocExamples: each section states its rule's severity and
+// source, says how to fix it, and each of its YAML examples breaks it and
+// nothing else.
+func TestRulesDocExamples(t *testing.T) {
+	for _, s := range docRules(t) {
+		t.Run(s.id, func(t *testing.T) {
+			r, ok := diag.Lookup(s.id)
+			require.True(t, ok)
+			assert.Contains(t, s.body, "**"+string(r.Severity)+"** · source: ")
+			assert.Contains(t, s.body, "\nFix: ")
+			assert.Contains(t, s.body, "```", "an example")
+			for _, m := range yamlBlock.FindAllStringSubmatch(s.body, -1) {
+				l, d := layout.Parse("example.yaml", []byte(m[1]))
+				res := validate.Check(l, d)
+				var rules []string
+				for _, x := range res.Diags.Items {
+					rules = append(rules, x.Rule)
+				}
+				require.NotEmpty(t, rules, "the example breaks its rule:\n%s", m[1])
+				for _, got := range rules {
+					assert.Equal(t, s.id, got, "the example breaks its rule and no other:\n%s", m[1])
+				}
+			}
+		})
+	}
+}
