@@ -1,0 +1,100 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/preflight"
+)
+
+func TestPreflight(t *testing.T) {
+	g, b := writeLayout(t, good), writeLayout(t, bad)
+	dir := filepath.Join(t.TempDir(), "pf")
+	twoNodes := writeLayout(t, "version: 1\ncluster: {nodes: 2, gpus_per_node: 4}\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, tp: 2}\n")
+	line := "torchrun --standalone --nproc-per-node=8 " + dir + "/preflight.py --plan " + dir + "/plan.json"
+	tests := []struct {
+		name   string
+		env    map[string]string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"emit", nil, []string{"preflight", g, "--emit", dir}, 0, line + " --bytes 67108864 --timeout 60 --iters 10\n", "wrote preflight.py and plan.json to " + dir},
+		{"emit options", nil, []string{"preflight", g, "--emit", dir, "--bytes", "1GiB", "--timeout", "90s", "--iters", "3", "--lazy-init"},
+			0, line + " --bytes 1073741824 --timeout 90 --iters 3 --lazy-init\n", ""},
+		{"emit from env", map[string]string{"MIMOPLAN_BYTES": "0", "MIMOPLAN_TIMEOUT": "2m"}, []string{"preflight", g, "--emit", dir},
+			0, line + " --bytes 0 --timeout 120 --iters 10\n", ""},
+		{"entrypoint", nil, []string{"preflight", g, "--emit", dir, "--entrypoint", "python3 -m torch.distributed.run"},
+			0, "python3 -m torch.distributed.run --standalone", ""},
+		{"nodes", nil, []string{"preflight", twoNodes, "--emit", dir, "--hosts", "h0,h1", "--master-port", "7000"},
+			0, "# node 1 (h1)\ntorchrun --nnodes=2 --nproc-per-node=4 --node-rank=1 --master-addr=h0 --master-port=7000 ", ""},
+		{"nodes without hosts", nil, []string{"preflight", twoNodes, "--emit", dir}, 2, "", "give the hosts or the master address"},
+		{"nodes wrong host count", nil, []string{"preflight", twoNodes, "--emit", dir, "--hosts", "h0"}, 1, "", "host-count-mismatch"},
+		{"run several nodes", nil, []string{"preflight", twoNodes, "--run"}, 2, "", "the layout has 2 nodes: use --emit"},
+		{"neither emit nor run", nil, []string{"preflight", g}, 2, "", "needs --emit DIR, --run, or both"},
+		{"bad bytes", nil, []string{"preflight", g, "--emit", dir, "--bytes", "lots"}, 2, "", "invalid --bytes"},
+		{"bad timeout", nil, []string{"preflight", g, "--emit", dir, "--timeout", "0s"}, 2, "", "--timeout must be positive"},
+		{"invalid layout", nil, []string{"preflight", b, "--emit", dir}, 1, "", "error: module \"vision\""},
+		{"missing layout", nil, []string{"preflight", filepath.Join(dir, "nope.yaml"), "--run"}, 2, "", "no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			code, out, errOut := mimoplan(t, tt.args...)
+			assert.Equal(t, tt.code, code, "stdout: %s\nstderr: %s", out, errOut)
+			assert.Contains(t, out, tt.stdout)
+			assert.Contains(t, errOut, tt.stderr)
+		})
+	}
+	// The emitted plan is render's JSON, byte for byte.
+	_, want, _ := mimoplan(t, "render", g, "--format", "json")
+	got, err := os.ReadFile(filepath.Join(dir, preflight.PlanFile))
+	require.NoError(t, err)
+	assert.Equal(t, want, string(got))
+}
+
+// TestPreflightRun runs through --run with a stand-in for torchrun that
+// checks the payload and plan exist when it starts and exits with $CODE.
+func TestPreflightRun(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	g := writeLayout(t, good)
+	fake := filepath.Join(t.TempDir(), "torchrun")
+	// $3 is preflight.py and $5 plan.json, after --standalone --nproc-per-node=N.
+	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\ntest -s \"$3\" && test -s \"$5\" && echo files-ok\nexit \"$CODE\"\n"), 0o755))
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	tests := []struct {
+		name string
+		code string
+		want int
+	}{
+		{"every check passed", "0", 0},
+		{"a check failed", "1", 1},
+		{"status kept", "4", 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("CODE", tt.code)
+			code, out, errOut := mimoplan(t, "preflight", g, "--run", "--entrypoint", fake)
+			assert.Equal(t, tt.want, code, "stdout: %s\nstderr: %s", out, errOut)
+			assert.Equal(t, "files-ok\n", out)
+			assert.Contains(t, errOut, "+ "+fake+" --standalone --nproc-per-node=8 "+tmp)
+			left, err := filepath.Glob(filepath.Join(tmp, "mimoplan-preflight-*"))
+			require.NoError(t, err)
+			assert.Empty(t, left, "the temporary payload directory is removed")
+		})
+	}
+	code, _, errOut := mimoplan(t, "preflight", g, "--run", "--entrypoint", "/nonexistent/torchrun")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "cannot start /nonexistent/torchrun")
+}

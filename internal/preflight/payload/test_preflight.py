@@ -1,0 +1,379 @@
+"""CPU tests of the preflight payload's plan logic (no torch needed).
+
+Run from this directory: python3 -m unittest -v test_preflight
+The Go test TestPayloadLogic runs it and, through PREFLIGHT_PLANS, hands it
+plans rendered by mimoplan with Megatron's own enumerations beside them.
+"""
+
+import copy
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import preflight as pf  # noqa: E402
+
+TESTDATA = os.path.join(HERE, "..", "testdata")
+
+
+def module(name, offset, n, **sizes):
+    """A plan module with its groups as Megatron builds them."""
+    m = {"name": name, "rank_offset": offset, "num_ranks": n}
+    for f in ("tp", "gtp_remat", "cp", "pp", "ep", "expt_tp", "expt_gtp_remat"):
+        m[f] = sizes.get(f, 1)
+    m["dp"] = n // (m["tp"] * m["gtp_remat"] * m["cp"] * m["pp"])
+    m["expt_dp"] = n // (m["expt_tp"] * m["ep"] * m["expt_gtp_remat"] * m["pp"])
+    m["groups"] = pf.module_groups(m)
+    return m
+
+
+def plan_of(world, *mods, mode="non_colocated"):
+    return {"version": 1, "name": "t", "world_size": world, "mode": mode, "modules": list(mods)}
+
+
+def nonco4():
+    return plan_of(4, module("vision", 0, 2, tp=2), module("language", 2, 2, pp=2))
+
+
+def simulate(plan, break_sum=None):
+    """What every rank would report from a healthy cluster: new_group gives
+    the built group (sorted, as torch returns it) and the one-hot sum holds
+    each member once. break_sum=(gid, rank) drops rank from that group's sum."""
+    groups = pf.build_groups(plan)
+    mods = {m["name"]: m for m in plan["modules"]}
+    results = []
+    for r in range(plan["world_size"]):
+        checks = {}
+        for g in groups:
+            if r not in g.ranks:
+                continue
+            summed = {m: 1 for m in g.ranks}
+            if break_sum and break_sum[0] == g.gid:
+                summed.pop(break_sum[1], None)
+            checks[str(g.gid)] = pf.observe(mods[g.module], g, r, sorted(g.ranks), summed)
+        times = {"%s/%s" % k: 0.001 for k, gs in pf.kind_steps(groups) if any(r in g.ranks for g in gs)}
+        results.append({"rank": r, "checks": checks, "times": times})
+    return groups, results
+
+
+class RankEnum(unittest.TestCase):
+    def test_cases(self):
+        shape, names = [2, 1, 1, 2, 2], pf.BASE_DIMS  # tp 2, dp 2, pp 2 over 8 ranks
+        cases = [
+            (["tp"], [[0, 1], [2, 3], [4, 5], [6, 7]]),
+            (["dp"], [[0, 2], [1, 3], [4, 6], [5, 7]]),
+            (["pp"], [[0, 4], [1, 5], [2, 6], [3, 7]]),
+            (["tp", "dp"], [[0, 1, 2, 3], [4, 5, 6, 7]]),
+            (["dp", "tp"], [[0, 1, 2, 3], [4, 5, 6, 7]]),  # dims order does not matter
+            (["cp"], [[r] for r in range(8)]),
+            (["tp", "gtp_remat", "cp", "dp", "pp"], [list(range(8))]),
+        ]
+        for dims, want in cases:
+            with self.subTest(dims=dims):
+                self.assertEqual(pf.rank_enum(shape, names, 0, dims), want)
+        self.assertEqual(pf.rank_enum([2, 1, 1, 1, 1], names, 6, ["tp"]), [[6, 7]])
+        with self.assertRaises(ValueError):
+            pf.rank_enum(shape, names, 0, ["ep"])
+
+    def test_language_embedding_groups(self):
+        m = module("language", 0, 8, tp=2, pp=4)
+        self.assertEqual(m["groups"]["pp"], [[0, 2, 4, 6], [1, 3, 5, 7]])
+        self.assertEqual(m["groups"]["embd"], [[0, 6], [1, 7]])
+        self.assertEqual(m["groups"]["pos_embd"], [[0], [1]])
+        self.assertNotIn("embd", module("vision", 0, 8, tp=2)["groups"])
+        self.assertEqual(module("language", 0, 2)["groups"]["embd"], [[0], [1]])
+
+    def test_rendered_plans(self):
+        """Plans that mimoplan rendered must equal what the payload builds,
+        and Megatron's own enumeration where the Go test supplied it."""
+        d = os.environ.get("PREFLIGHT_PLANS")
+        if not d:
+            self.skipTest("PREFLIGHT_PLANS not set (the Go test sets it)")
+        plans = sorted(glob.glob(os.path.join(d, "*.plan.json")))
+        self.assertTrue(plans, "no plans in %s" % d)
+        for path in plans:
+            name = os.path.basename(path)[: -len(".plan.json")]
+            with open(path) as f:
+                plan = json.load(f)
+            megatron = None
+            golden = os.path.join(d, name + ".expected.json")
+            if os.path.exists(golden):
+                with open(golden) as f:
+                    megatron = json.load(f)
+            with self.subTest(plan=name):
+                self.assertEqual(pf.check_plan(plan, plan["world_size"]), [])
+                for i, m in enumerate(plan["modules"]):
+                    built = pf.module_groups(m)
+                    self.assertEqual(list(built), list(m["groups"]), "kind order of %s" % m["name"])
+                    self.assertEqual(built, m["groups"], m["name"])
+                    if megatron:
+                        self.assertEqual(built, megatron["modules"][i]["groups"], m["name"])
+
+
+class CheckPlan(unittest.TestCase):
+    def test_good(self):
+        self.assertEqual(pf.check_plan(nonco4(), 4), [])
+        colo = plan_of(4, module("vision", 0, 4, tp=2), module("language", 0, 4, tp=4), mode="colocated")
+        self.assertEqual(pf.check_plan(colo, 4), [])
+        self.assertEqual(pf.check_plan(nonco4()), [])
+
+    def test_bad(self):
+        def edit(f):
+            p = nonco4()
+            f(p)
+            return p
+
+        def groups(p, mod=1):
+            return p["modules"][mod]["groups"]
+
+        cases = [
+            ("world size", edit(lambda p: None), 8, "the plan is for 4 ranks but the launcher started 8"),
+            ("version", edit(lambda p: p.update(version=2)), 4, "version is 2"),
+            ("not an object", [], 4, "not a JSON object"),
+            ("no modules", edit(lambda p: p.update(modules=[])), 4, "modules is missing"),
+            ("no language", edit(lambda p: p["modules"][1].update(name="audio")), 4, "no module is named 'language'"),
+            ("duplicate", edit(lambda p: p["modules"][0].update(name="language")), 4, "appears twice"),
+            ("bool size", edit(lambda p: p["modules"][0].update(tp=True)), 4, "tp must be whole numbers"),
+            ("zero size", edit(lambda p: p["modules"][0].update(cp=0)), 4, "cp must be whole numbers"),
+            ("out of world", edit(lambda p: p["modules"][1].update(rank_offset=3)), 4, "ranks [3, 5) are outside"),
+            ("dense product", edit(lambda p: p["modules"][0].update(dp=2)), 4, "tp*gtp_remat*cp*dp*pp = 4"),
+            ("expert product", edit(lambda p: p["modules"][0].update(ep=2)), 4, "expt_tp*ep*expt_gtp_remat*expt_dp*pp = 4"),
+            ("missing kind", edit(lambda p: groups(p).pop("ep")), 4, "group kind ep is missing"),
+            ("unknown kind", edit(lambda p: groups(p).update(xp=[[2, 3]])), 4, "unknown group kind 'xp'"),
+            ("no embd on vision", edit(lambda p: groups(p, 0).update(embd=[[0]])), 4, "module 'vision': unknown group kind 'embd'"),
+            ("outside span", edit(lambda p: groups(p).update(tp=[[2], [1]])), 4, "tp[1] has ranks [1] outside"),
+            ("rank twice", edit(lambda p: groups(p).update(pp=[[2, 2]])), 4, "pp[0] lists a rank twice"),
+            ("two groups", edit(lambda p: groups(p).update(tp=[[2, 3], [3]])), 4, "tp puts ranks [3] in more than one group"),
+            ("no group", edit(lambda p: groups(p).update(tp=[[2]])), 4, "tp leaves ranks [3] in no group"),
+            ("not ranks", edit(lambda p: groups(p).update(tp=[["2"], [3]])), 4, "tp[0] is not a list of ranks"),
+            ("overlap", edit(lambda p: p["modules"][0].update(rank_offset=1, num_ranks=2)), 4, "overlap"),
+            ("hole", edit(lambda p: p.update(world_size=5)), 5, "ranks [4] belong to no module"),
+        ]
+        for name, plan, world, want in cases:
+            with self.subTest(name):
+                errs = pf.check_plan(plan, world)
+                self.assertTrue(any(want in e for e in errs), "want %r in %s" % (want, errs))
+
+    def test_corrupt_fixtures_are_usable_plans(self):
+        # The corruption keeps every kind a partition: only the GPUs find it.
+        for path in glob.glob(os.path.join(TESTDATA, "corrupt-*.plan.json")):
+            with open(path) as f:
+                plan = json.load(f)
+            with self.subTest(os.path.basename(path)):
+                self.assertEqual(pf.check_plan(plan, plan["world_size"]), [])
+
+
+class Schedule(unittest.TestCase):
+    def test_order_and_members(self):
+        plan = nonco4()
+        groups = pf.build_groups(plan)
+        self.assertEqual([g.gid for g in groups], list(range(len(groups))))
+        self.assertEqual((groups[0].module, groups[0].kind, groups[0].ranks), ("vision", "tp", [0, 1]))
+        self.assertEqual(groups[-1].label, "language/pos_embd#0")
+        # vision: the 6 kinds spanning tp and the 2 spanning expt_dp give 1
+        # group, 12 give 2; language: the 5 spanning pp give 1, 15 give 2,
+        # plus embd and pos_embd.
+        self.assertEqual(len(groups), (8 + 12 * 2) + (5 + 15 * 2 + 2))
+        steps, create, check, timing = pf.schedule(groups, 4)
+        self.assertEqual([s.index for s in steps], list(range(len(steps))))
+        self.assertEqual(steps[0].what, "exchange")
+        self.assertEqual(steps[-1].what, "gather")
+        for g in groups:
+            self.assertTrue(steps[create[g.gid]].takes_part(3), "every rank creates every group")
+            self.assertEqual(steps[check[g.gid]].ranks, frozenset(g.ranks))
+            self.assertLess(create[g.gid], check[g.gid])
+        # Only kinds with groups of two or more are timed; peers are the group.
+        timed = sorted(timing)
+        self.assertIn(("vision", "tp"), timed)
+        self.assertIn(("language", "pp"), timed)
+        self.assertNotIn(("language", "tp"), timed)
+        st = steps[timing[("language", "pp")]]
+        self.assertEqual(st.peers(2, 4), [2, 3])
+        self.assertFalse(st.takes_part(0))
+        steps2, _, _, timing2 = pf.schedule(groups, 4, bandwidth=False)
+        self.assertEqual(timing2, {})
+        self.assertEqual(len(steps2), len(steps) - len(timing))
+
+    def test_group_count(self):
+        # vision tp 2 over 2 ranks: tp-like kinds have one group, the rest two.
+        groups = pf.build_groups(nonco4())
+        count = {}
+        for g in groups:
+            count[(g.module, g.kind)] = count.get((g.module, g.kind), 0) + 1
+        self.assertEqual(count[("vision", "tp")], 1)
+        self.assertEqual(count[("vision", "dp")], 2)
+        self.assertEqual(count[("language", "pp")], 1)
+        self.assertEqual(count[("language", "embd")], 1)
+        self.assertEqual(len(groups), sum(count.values()))
+
+    def test_creation_order(self):
+        groups = pf.build_groups(nonco4())
+        self.assertEqual(pf.creation_order(groups, 1, None), groups)
+        self.assertEqual(pf.creation_order(groups, 1, ("reorder", 2)), groups)
+        swapped = pf.creation_order(groups, 1, ("reorder", 1))
+        self.assertNotEqual(swapped[0].ranks, groups[0].ranks)
+        self.assertEqual(sorted(g.gid for g in swapped), [g.gid for g in groups])
+        self.assertEqual(sum(a is not b for a, b in zip(swapped, groups)), 2)
+
+
+class Reports(unittest.TestCase):
+    def setUp(self):
+        self.groups = pf.build_groups(nonco4())
+        self.steps, self.create, self.check, _ = pf.schedule(self.groups, 4)
+
+    def test_timeout_names_the_late_ranks(self):
+        g = self.groups[0]  # vision/tp#0 [0,1]
+        step = self.steps[self.check[g.gid]]
+        earlier = self.create[self.groups[5].gid]
+        cases = [
+            ("one late", {0: step.index, 1: earlier}, ["rank 1 did not answer: it is still at step %d (new_group" % earlier, "did not answer: [1]"]),
+            ("never started", {0: step.index, 1: None}, ["rank 1 did not answer: it never reported progress", "did not answer: [1]"]),
+            ("all there", {0: step.index, 1: step.index}, ["every rank of [0,1] reached this step"]),
+            ("went past", {0: step.index, 1: step.index + 3}, ["rank 1 went past this step", "every rank of [0,1] reached"]),
+        ]
+        for name, entered, want in cases:
+            with self.subTest(name):
+                lines = pf.timeout_report(step, 0, [0, 1], entered, self.steps, 5)
+                self.assertIn("rank 0: step %d (all-reduce vision/tp#0 [0,1]) did not finish within 5s" % step.index, lines[0])
+                text = "\n".join(lines)
+                for w in want:
+                    self.assertIn(w, text)
+
+    def test_timeout_folds_many_ranks(self):
+        step = self.steps[1]
+        peers = list(range(100))
+        lines = pf.timeout_report(step, 0, peers, {}, self.steps, 1)
+        self.assertEqual(len(lines), 1 + pf.MAX_RANK_LINES + 2)
+        self.assertIn("... and 83 more ranks", lines[-2])
+        self.assertIn("(99 ranks)", lines[-1])
+
+    def test_evaluate_healthy(self):
+        plan = nonco4()
+        groups, results = simulate(plan)
+        rows, failures, bad = pf.evaluate(groups, results, 64 << 20)
+        self.assertEqual((failures, bad), ([], 0))
+        self.assertEqual(len(rows), 20 + 22)
+        tp = rows[0]
+        self.assertEqual((tp["module"], tp["kind"], tp["members_ok"], tp["sum_ok"]), ("vision", "tp", 1, 1))
+        self.assertAlmostEqual(tp["busbw"], (64 << 20) / 0.001 * 2 * 1 / 2)
+        self.assertIsNone(rows[1]["busbw"], "cp groups have one member")
+        table = pf.format_table(rows)
+        self.assertTrue(table[0].startswith("MODULE"))
+        self.assertEqual(len(table), 1 + len(rows))
+        self.assertIn("67.1", table[1])
+
+    def test_evaluate_corrupt_plan(self):
+        """A member swapped in the plan: the built groups disagree with it on
+        every rank involved, in members and in sums; other groups pass."""
+        with open(os.path.join(TESTDATA, "corrupt-coloc-4gpu.plan.json")) as f:
+            plan = json.load(f)
+        groups, results = simulate(plan)
+        rows, failures, bad = pf.evaluate(groups, results, 1 << 20)
+        self.assertEqual(bad, 2)
+        tp = [r for r in rows if (r["module"], r["kind"]) == ("vision", "tp")][0]
+        self.assertEqual((tp["members_ok"], tp["sum_ok"]), (0, 0))
+        self.assertEqual(sum(r["members_ok"] for r in rows), len(groups) - 2)
+        self.assertEqual(len(failures), 8)  # 4 ranks x (members, sum)
+        self.assertIn("vision/tp#0 [0,1]: rank 0: new_group gave [0, 1], the plan has [0, 2]", failures[0])
+        self.assertIn("vision/tp#0 [0,1]: rank 0: the all-reduce summed ranks [0,1], the plan predicts [0, 2]", failures[1])
+
+    def test_evaluate_broken_sum_and_missing(self):
+        plan = nonco4()
+        groups, results = simulate(plan, break_sum=(0, 1))
+        _, failures, bad = pf.evaluate(groups, results, 1 << 20)
+        self.assertEqual(bad, 1)
+        self.assertEqual(len(failures), 2)  # ranks 0 and 1 both saw [0]
+        self.assertIn("the all-reduce summed ranks [0], the plan predicts [0, 1]", failures[0])
+        results[3]["checks"].clear()
+        _, failures, bad = pf.evaluate(groups, results, 1 << 20)
+        self.assertIn("rank 3 reported no result", "\n".join(failures))
+
+    def test_sum_counts(self):
+        obs = {"plan": [0, 1], "members": [0, 1], "sum": {"0": 1, "1": 1}}
+        self.assertTrue(pf.sum_ok(obs))
+        self.assertFalse(pf.sum_ok(dict(obs, sum={"0": 2, "1": 1})))
+        self.assertFalse(pf.sum_ok(dict(obs, plan=None)))
+        self.assertFalse(pf.members_ok(dict(obs, members=[1, 0])))
+        self.assertEqual(pf._sum_text({"0": 2, "1": 1}), "[0x2,1]")
+
+
+class Placement(unittest.TestCase):
+    def infos(self, n=4, per_node=4):
+        return [
+            {"rank": r, "host": "node%d" % (r // per_node), "local_rank": r % per_node, "local_world_size": per_node,
+             "device": r % per_node, "gpu": "H200", "uuid": "GPU-%d" % r, "plan_sha": "a", "payload_sha": "p"}
+            for r in range(n)
+        ]
+
+    def test_good(self):
+        self.assertEqual(pf.check_placement(self.infos()), [])
+        self.assertEqual(pf.check_placement(self.infos(8, 4)), [])
+        self.assertEqual(pf.placement_lines(self.infos(8, 4)), [
+            "  node0: ranks [0,1,2,3] on cuda devices [0,1,2,3] (H200)",
+            "  node1: ranks [4,5,6,7] on cuda devices [0,1,2,3] (H200)",
+        ])
+
+    def test_bad(self):
+        def edit(f, n=4, per_node=4):
+            i = self.infos(n, per_node)
+            f(i)
+            return i
+
+        cases = [
+            ("plan differs", edit(lambda i: i[2].update(plan_sha="b")), "plan differs from rank 0's on ranks [2]"),
+            ("payload differs", edit(lambda i: i[3].update(payload_sha="q")), "preflight.py differs from rank 0's on ranks [3]"),
+            ("shared gpu", edit(lambda i: i[1].update(uuid="GPU-0")), "ranks [0,1] share one GPU (GPU-0)"),
+            ("local rank", edit(lambda i: i[1].update(local_rank=2)), "rank 1 has LOCAL_RANK 2; the layout places it on local GPU 1"),
+            ("split node", edit(lambda i: i[3].update(host="other"), 8), "node 0's ranks run on several hosts: node0, other"),
+            ("two nodes one host", edit(lambda i: [x.update(host="same") for x in i], 8), "host same runs the ranks of nodes [0, 1]"),
+        ]
+        for name, infos, want in cases:
+            with self.subTest(name):
+                errs = pf.check_placement(infos)
+                self.assertTrue(any(want in e for e in errs), "want %r in %s" % (want, errs))
+
+
+class CommandLine(unittest.TestCase):
+    def test_defaults(self):
+        a = pf.parse_args(["--plan", "p.json"])
+        self.assertEqual((a.bytes, a.timeout, a.iters, a.lazy_init, a.inject), (64 << 20, 60.0, 10, False, None))
+        self.assertEqual(pf.parse_args(["--plan", "p", "--inject", "stall:3"]).inject, ("stall", 3))
+
+    def run_payload(self, plan, env):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "plan.json")
+            with open(path, "w") as f:
+                f.write(plan if isinstance(plan, str) else json.dumps(plan))
+            e = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
+            e.update(env)
+            p = subprocess.run([sys.executable, os.path.join(HERE, "preflight.py"), "--plan", path],
+                               env=e, capture_output=True, text=True, timeout=60)
+            return p.returncode, p.stderr
+
+    def test_unusable_before_torch(self):
+        """Refused before torch is imported (torch need not be installed)."""
+        env = {"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0"}
+        cases = [
+            ("world size", nonco4(), env, "the plan is for 4 ranks but the launcher started 2"),
+            ("not json", "{", env, "is not JSON"),
+            ("no torchrun", nonco4(), {}, "RANK is not set: run preflight.py under torchrun"),
+        ]
+        for name, plan, e, want in cases:
+            with self.subTest(name):
+                code, err = self.run_payload(plan, e)
+                self.assertEqual(code, pf.EXIT_UNUSABLE, err)
+                self.assertIn(want, err)
+
+    def test_other_ranks_stay_quiet(self):
+        code, err = self.run_payload(nonco4(), {"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1"})
+        self.assertEqual((code, err), (pf.EXIT_UNUSABLE, ""))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,247 @@
+// Package preflight proves a layout on the real machines before the job:
+// it writes a Python payload (embedded here) and the layout's plan JSON,
+// and builds the torchrun lines that run the payload on every GPU. The
+// payload builds every process group in one global order, checks members
+// and all-reduce sums against the plan and times each group kind
+// (docs/preflight.md).
+package preflight
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/launch"
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+// Payload is the program every rank runs (payload/preflight.py).
+//
+//go:embed payload/preflight.py
+var Payload []byte
+
+// The files Emit writes.
+const (
+	PayloadFile = "preflight.py"
+	PlanFile    = "plan.json"
+)
+
+// Defaults of the payload's flags.
+const (
+	DefaultBytes   = 64 << 20
+	DefaultTimeout = 60 * time.Second
+	DefaultIters   = 10
+)
+
+// Options are the payload's settings and where its files are.
+type Options struct {
+	// Dir holds preflight.py and plan.json; the command lines name them
+	// under it, as given (a relative Dir stays relative).
+	Dir string
+	// Bytes is the size of the timed all-reduce; 0 skips the timing.
+	Bytes int64
+	// Timeout is how long one step may take before it is reported.
+	Timeout time.Duration
+	// Iters is the number of timed all-reduces per group kind.
+	Iters int
+	// LazyInit creates NCCL communicators at first use instead of
+	// splitting them from the world's.
+	LazyInit bool
+	// Launcher is torchrun or its stand-in; default ["torchrun"].
+	Launcher []string
+}
+
+func (o Options) withDefaults() Options {
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Iters == 0 {
+		o.Iters = DefaultIters
+	}
+	if len(o.Launcher) == 0 {
+		o.Launcher = []string{"torchrun"}
+	}
+	return o
+}
+
+func (o Options) check() error {
+	if o.Bytes < 0 {
+		return fmt.Errorf("bytes must be 0 or more, got %d", o.Bytes)
+	}
+	if o.Timeout <= 0 {
+		return fmt.Errorf("timeout must be positive, got %s", o.Timeout)
+	}
+	if o.Iters < 1 {
+		return fmt.Errorf("iters must be 1 or more, got %d", o.Iters)
+	}
+	return nil
+}
+
+// Emit writes preflight.py and the plan JSON into dir, creating it.
+func Emit(dir string, plan []byte) error {
+	if !json.Valid(plan) {
+		return errors.New("preflight: the plan is not valid JSON")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, PayloadFile), Payload, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, PlanFile), plan, 0o644)
+}
+
+// Program is the payload and its arguments, as every rank runs it.
+func Program(o Options) []string {
+	o = o.withDefaults()
+	p := []string{
+		filepath.Join(o.Dir, PayloadFile),
+		"--plan", filepath.Join(o.Dir, PlanFile),
+		"--bytes", strconv.FormatInt(o.Bytes, 10),
+		"--timeout", strconv.FormatFloat(o.Timeout.Seconds(), 'f', -1, 64),
+		"--iters", strconv.Itoa(o.Iters),
+	}
+	if o.LazyInit {
+		p = append(p, "--lazy-init")
+	}
+	return p
+}
+
+// Standalone is the torchrun line for a layout that fits on one node.
+func Standalone(nproc int, o Options) ([]string, error) {
+	o = o.withDefaults()
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	if nproc < 1 {
+		return nil, fmt.Errorf("nproc-per-node must be 1 or more, got %d", nproc)
+	}
+	argv := append([]string{}, o.Launcher...)
+	argv = append(argv, "--standalone", "--nproc-per-node="+strconv.Itoa(nproc))
+	return append(argv, Program(o)...), nil
+}
+
+// Node is one node's torchrun line.
+type Node struct {
+	NodeRank int
+	Host     string
+	Argv     []string
+}
+
+// Nodes builds the per-node lines of a valid layout with launch-plan's
+// static rendezvous (lo gives hosts, master address and port). One-node
+// layouts get the Standalone line. Host and port problems come back as
+// diagnostics; a plan without a master address is an error.
+func Nodes(res *validate.Result, lo launch.Options, o Options) ([]Node, *diag.List, error) {
+	o = o.withDefaults()
+	if err := o.check(); err != nil {
+		return nil, nil, err
+	}
+	if res == nil || res.Topology == nil {
+		return nil, nil, errors.New("preflight: the layout is not valid")
+	}
+	t := res.Topology
+	if t.Cluster == nil || t.Cluster.Nodes <= 1 {
+		nproc := t.WorldSize
+		if t.Cluster != nil {
+			nproc = t.Cluster.GPUsPerNode
+		}
+		argv, err := Standalone(nproc, o)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []Node{{Host: "localhost", Argv: argv}}, &diag.List{File: res.Diags.File}, nil
+	}
+	lo.Rendezvous = launch.Static
+	lo.Program = Program(o)
+	lo.Entrypoint = o.Launcher
+	lo.LayoutArgs = false
+	plan, d, err := launch.Build(res, lo)
+	if err != nil || d.HasErrors() {
+		return nil, d, err
+	}
+	if plan.Rendezvous.MasterAddr == "" {
+		return nil, d, fmt.Errorf("the layout has %d nodes: give the hosts or the master address (node 0's)", t.Cluster.Nodes)
+	}
+	out := make([]Node, len(plan.Nodes))
+	for i, n := range plan.Nodes {
+		out[i] = Node{NodeRank: n.NodeRank, Host: n.Host, Argv: n.Command}
+	}
+	return out, d, nil
+}
+
+// Line renders argv as one shell command line.
+func Line(argv []string) string { return launch.QuoteArgv(argv) }
+
+// Launcher is how Run starts torchrun on this machine: torchrun when it is
+// on the PATH, else python3 -m torch.distributed.run, which is the same
+// program.
+func Launcher() []string {
+	if _, err := exec.LookPath("torchrun"); err == nil {
+		return []string{"torchrun"}
+	}
+	return []string{"python3", "-m", "torch.distributed.run"}
+}
+
+// Run executes argv with stdout and stderr passed through and returns its
+// exit status: 0 when every check passed, torchrun's non-zero status (1)
+// when one failed. The error is for a program that could not be started.
+func Run(ctx context.Context, argv []string, stdout, stderr io.Writer) (int, error) {
+	if len(argv) == 0 {
+		return 0, errors.New("preflight: empty command")
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &ee):
+		if code := ee.ExitCode(); code > 0 {
+			return code, nil
+		}
+		return 1, nil // killed by a signal
+	default:
+		return 0, err
+	}
+}
+
+// ParseBytes reads a size: a whole number of bytes, or one with a unit
+// (KiB, MiB, GiB, KB, MB, GB; the B may be left out, case does not
+// matter).
+func ParseBytes(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	units := []struct {
+		suffix string
+		mult   int64
+	}{
+		{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30},
+		{"ki", 1 << 10}, {"mi", 1 << 20}, {"gi", 1 << 30},
+		{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9},
+		{"k", 1e3}, {"m", 1e6}, {"g", 1e9},
+		{"b", 1},
+	}
+	mult := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("invalid size %q: want bytes, optionally with KiB, MiB or GiB", s)
+	}
+	return n * mult, nil
+}
