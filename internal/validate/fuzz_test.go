@@ -30,7 +30,6 @@ func FuzzCheck(f *testing.F) {
 		filepath.Join(testutil.RepoRoot(), "layouts"),
 		filepath.Join(testutil.GoldenDir(), "layouts"),
 		filepath.Join(testutil.RepoRoot(), "testdata", "demo"),
-		filepath.Join("testdata", "rules"),
 	} {
 		m, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
 		files = append(files, m...)
@@ -44,6 +43,12 @@ func FuzzCheck(f *testing.F) {
 	}
 	for _, h := range hostile {
 		f.Add([]byte(h.src))
+	}
+	// The breaking example of every rule in docs/rules.md.
+	if doc, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "docs", "rules.md")); err == nil {
+		for _, m := range yamlBlock.FindAllSubmatch(doc, -1) {
+			f.Add(m[1])
+		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		l, _ := layout.Parse("fuzz.yaml", data)
