@@ -129,8 +129,11 @@ func runPreflight(cmd *cobra.Command, args []string) error {
 		fmt.Fprintf(stderr, "mimoplan: wrote %s and %s to %s\n", preflight.PayloadFile, preflight.PlanFile, dir)
 		w := cmd.OutOrStdout()
 		for _, nd := range nodes {
-			if len(nodes) > 1 {
+			switch {
+			case len(nodes) > 1 && nd.Host != "":
 				fmt.Fprintf(w, "# node %d (%s)\n", nd.NodeRank, nd.Host)
+			case len(nodes) > 1:
+				fmt.Fprintf(w, "# node %d\n", nd.NodeRank)
 			}
 			fmt.Fprintln(w, preflight.Line(nd.Argv))
 		}

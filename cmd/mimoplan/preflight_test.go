@@ -34,6 +34,8 @@ func TestPreflight(t *testing.T) {
 			0, "python3 -m torch.distributed.run --standalone", ""},
 		{"nodes", nil, []string{"preflight", twoNodes, "--emit", dir, "--hosts", "h0,h1", "--master-port", "7000"},
 			0, "# node 1 (h1)\ntorchrun --nnodes=2 --nproc-per-node=4 --node-rank=1 --master-addr=h0 --master-port=7000 ", ""},
+		{"nodes by master address", nil, []string{"preflight", twoNodes, "--emit", dir, "--master-addr", "10.0.0.1"},
+			0, "# node 0\ntorchrun --nnodes=2 --nproc-per-node=4 --node-rank=0 --master-addr=10.0.0.1 --master-port=29500 ", ""},
 		{"nodes without hosts", nil, []string{"preflight", twoNodes, "--emit", dir}, 2, "", "give the hosts or the master address"},
 		{"nodes wrong host count", nil, []string{"preflight", twoNodes, "--emit", dir, "--hosts", "h0"}, 1, "", "host-count-mismatch"},
 		{"run several nodes", nil, []string{"preflight", twoNodes, "--run"}, 2, "", "the layout has 2 nodes: use --emit"},

@@ -428,9 +428,11 @@ def _sum_text(s):
 
 
 def check_placement(infos):
-    """Problems with where the ranks run, from every rank's info dict
-    (rank, host, local_rank, local_world_size, device, uuid, plan_sha)."""
-    errs = []
+    """(errors, warnings) about where the ranks run, from every rank's info
+    dict (rank, host, local_rank, local_world_size, device, uuid, plan_sha).
+    Several torchrun nodes on one host is only a warning: the groups still
+    work, but the layout's node locality is not what runs."""
+    errs, warns = [], []
     by_rank = sorted(infos, key=lambda i: i["rank"])
     sha0 = by_rank[0]["plan_sha"]
     other = [i["rank"] for i in by_rank if i["plan_sha"] != sha0]
@@ -464,8 +466,8 @@ def check_placement(infos):
             nodes_of.setdefault(h, set()).add(node)
     for h, ns in sorted(nodes_of.items()):
         if len(ns) > 1:
-            errs.append("host %s runs the ranks of nodes %s" % (h, sorted(ns)))
-    return errs
+            warns.append("host %s runs the ranks of nodes %s: the layout's nodes are not separate machines here" % (h, sorted(ns)))
+    return errs, warns
 
 
 def placement_lines(infos):
@@ -477,8 +479,9 @@ def placement_lines(infos):
     for host, rs in by_host.items():
         names = sorted(set(i["gpu"] for i in rs))
         lines.append(
-            "  %s: ranks %s on cuda devices %s (%s)"
-            % (host, _fold([i["rank"] for i in rs]), _fold([i["device"] for i in rs]), ", ".join(names))
+            "  %s: ranks %s on cuda devices %s, %d distinct GPUs (%s)"
+            % (host, _fold([i["rank"] for i in rs]), _fold([i["device"] for i in rs]),
+               len(set(i["uuid"] for i in rs)), ", ".join(names))
         )
     return lines
 
@@ -758,14 +761,14 @@ def run(args):
     wait_for(lambda: store.check(keys))
     infos = [json.loads(store.get(k)) for k in keys]
     tracker.leave()
-    problems = check_placement(infos)
+    problems, warnings = check_placement(infos)
     header = [
         "mimoplan preflight: plan %r, %d ranks, %s, modules %s, %d groups"
         % (plan.get("name", ""), world, plan.get("mode", "?"), ", ".join(m["name"] for m in plan["modules"]), len(groups)),
         "torch %s, NCCL %s, %s init in %.2fs"
         % (torch.__version__, ".".join(str(v) for v in torch.cuda.nccl.version()), "lazy" if args.lazy_init else "eager", t_init),
         "placement:",
-    ] + placement_lines(infos)
+    ] + placement_lines(infos) + ["  warning: " + w for w in warnings]
     if rank == 0:
         say(rank, header)
     if problems:

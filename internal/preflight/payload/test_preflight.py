@@ -312,12 +312,21 @@ class Placement(unittest.TestCase):
         ]
 
     def test_good(self):
-        self.assertEqual(pf.check_placement(self.infos()), [])
-        self.assertEqual(pf.check_placement(self.infos(8, 4)), [])
+        self.assertEqual(pf.check_placement(self.infos()), ([], []))
+        self.assertEqual(pf.check_placement(self.infos(8, 4)), ([], []))
         self.assertEqual(pf.placement_lines(self.infos(8, 4)), [
-            "  node0: ranks [0,1,2,3] on cuda devices [0,1,2,3] (H200)",
-            "  node1: ranks [4,5,6,7] on cuda devices [0,1,2,3] (H200)",
+            "  node0: ranks [0,1,2,3] on cuda devices [0,1,2,3], 4 distinct GPUs (H200)",
+            "  node1: ranks [4,5,6,7] on cuda devices [0,1,2,3], 4 distinct GPUs (H200)",
         ])
+
+    def test_nodes_sharing_a_host_warn(self):
+        infos = self.infos(4, 2)
+        for i in infos:
+            i["host"] = "vm"
+        errs, warns = pf.check_placement(infos)
+        self.assertEqual(errs, [])
+        self.assertEqual(warns, ["host vm runs the ranks of nodes [0, 1]: the layout's nodes are not separate machines here"])
+        self.assertIn("4 distinct GPUs", pf.placement_lines(infos)[0])
 
     def test_bad(self):
         def edit(f, n=4, per_node=4):
@@ -331,11 +340,10 @@ class Placement(unittest.TestCase):
             ("shared gpu", edit(lambda i: i[1].update(uuid="GPU-0")), "ranks [0,1] share one GPU (GPU-0)"),
             ("local rank", edit(lambda i: i[1].update(local_rank=2)), "rank 1 has LOCAL_RANK 2; the layout places it on local GPU 1"),
             ("split node", edit(lambda i: i[3].update(host="other"), 8), "node 0's ranks run on several hosts: node0, other"),
-            ("two nodes one host", edit(lambda i: [x.update(host="same") for x in i], 8), "host same runs the ranks of nodes [0, 1]"),
         ]
         for name, infos, want in cases:
             with self.subTest(name):
-                errs = pf.check_placement(infos)
+                errs, _ = pf.check_placement(infos)
                 self.assertTrue(any(want in e for e in errs), "want %r in %s" % (want, errs))
 
 
