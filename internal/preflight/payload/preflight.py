@@ -698,6 +698,11 @@ def env_int(name, default=None):
     return int(v)
 
 
+def file_sha(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
 def wait_for(done):
     """Spin until done() is true; the watchdog ends the wait on timeout."""
     while not done():
@@ -753,7 +758,7 @@ def run(args):
         "gpu": torch.cuda.get_device_name(local_rank),
         "uuid": str(getattr(props, "uuid", "")) or "%s:cuda%d" % (socket.gethostname(), local_rank),
         "plan_sha": hashlib.sha256(raw).hexdigest(),
-        "payload_sha": hashlib.sha256(open(__file__, "rb").read()).hexdigest(),
+        "payload_sha": file_sha(__file__),
     }
     tracker.enter(steps[0])
     store.set("%s/info/%d" % (prefix, rank), json.dumps(info))
