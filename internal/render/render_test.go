@@ -33,7 +33,7 @@ func topo(t *testing.T, src string) *validate.Topology {
 	t.Helper()
 	l, d := layout.Parse("t.yaml", []byte(src))
 	res := validate.Check(l, d)
-	require.False(t, res.Diags.HasErrors(), "%+v", res.Diags.Items)
+	require.NotNil(t, res.Topology, "the core rules must pass: %+v", res.Diags.Items)
 	return res.Topology
 }
 
