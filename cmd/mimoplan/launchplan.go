@@ -55,6 +55,7 @@ Exit codes: 0 plan written, 1 invalid layout or hosts, 2 usage error.`,
 	f.Int("omp-num-threads", 1, "OMP_NUM_THREADS for every rank")
 	f.String("entrypoint", "torchrun", `launcher command, e.g. "python -m torch.distributed.run"`)
 	f.String("image", "", "container image (--format k8s)")
+	addProbeFlag(cmd)
 	cmd.RunE = runLaunchPlan
 	return cmd
 }

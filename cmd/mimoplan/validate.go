@@ -25,16 +25,27 @@ Formats: text (the default), json (one JSON object per file), github
 (GitHub Actions workflow commands, which annotate the files in a pull
 request) and sarif (one SARIF 2.1.0 log for all files, for code scanning).
 
-Exit codes: 0 every layout valid, 1 a layout is invalid, 2 usage error.
-Warnings keep exit code 0 unless --strict.`,
+With --probe, this machine's GPUs are checked too (through NVML), as one
+node of each layout: enough visible GPUs for cluster.gpus_per_node (or
+world_size, for a layout without cluster), one GPU model, MIG off, and a
+CUDA_VISIBLE_DEVICES that names real GPUs.
+
+Exit codes: 0 every layout valid, 1 a layout is invalid, 2 usage error,
+3 --probe without an NVIDIA driver or NVML. Warnings keep exit code 0
+unless --strict.`,
 		Args: cobra.MinimumNArgs(1),
 	}
 	cmd.Flags().String("format", "text", "output format: text, json, github, sarif")
 	cmd.Flags().Bool("strict", false, "treat warnings as errors")
+	addProbeFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		v := config(cmd)
 		format, strict := v.GetString("format"), v.GetBool("strict")
 		if err := oneOf("format", format, validateFormats...); err != nil {
+			return err
+		}
+		gpus, err := localGPUs(cmd)
+		if err != nil {
 			return err
 		}
 		w := cmd.OutOrStdout()
@@ -47,6 +58,7 @@ Warnings keep exit code 0 unless --strict.`,
 				code = max(code, exitUsage)
 				continue
 			}
+			checkGPUs(gpus, res)
 			if format == "sarif" {
 				lists = append(lists, res.Diags)
 			} else if err := report(w, format, res, strict); err != nil {
@@ -93,14 +105,20 @@ func report(w interface{ Write([]byte) (int, error) }, format string, res *valid
 	}
 }
 
-// loadValid loads a layout for commands that need a valid one (render,
-// launch-plan, preflight). On an invalid layout it prints the diagnostics to
-// stderr and returns the error that ends the command with exit 1.
+// loadValid loads a layout for commands that need a valid one
+// (launch-plan, preflight), checking this machine's GPUs too when the
+// command has --probe set. On an invalid layout it prints the diagnostics
+// to stderr and returns the error that ends the command with exit 1.
 func loadValid(cmd *cobra.Command, path string) (*validate.Result, error) {
+	gpus, err := localGPUs(cmd)
+	if err != nil {
+		return nil, err
+	}
 	res, err := validate.Load(path)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
+	checkGPUs(gpus, res)
 	if !res.Valid(false) {
 		if err := report(cmd.ErrOrStderr(), "text", res, false); err != nil {
 			return nil, err

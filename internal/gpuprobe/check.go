@@ -19,9 +19,7 @@ const (
 
 // Check compares the snapshot with what one node of the layout needs.
 //
-// gpusPerNode is the layout's cluster.gpus_per_node (0 or less skips the
-// count rule); at is that key's position in the layout file, or the zero
-// Pos, and is given to gpu-count-short only: the other findings are about
+// need.At is given to gpu-count-short only: the other findings are about
 // the machine, not a line of the layout. visibleDevices and visibleSet are
 // CUDA_VISIBLE_DEVICES as os.LookupEnv returns it; when it is set, only
 // the GPUs it selects count, as they would for the training processes.
@@ -33,7 +31,7 @@ const (
 //   - gpu-count-short: fewer GPUs are visible than gpus_per_node;
 //   - gpu-mixed-models: the visible GPUs are not all one model;
 //   - gpu-mig-enabled (warning): MIG is on for a visible GPU.
-func Check(s *Snapshot, gpusPerNode int, at diag.Pos, visibleDevices string, visibleSet bool) []diag.Diagnostic {
+func Check(s *Snapshot, need Need, visibleDevices string, visibleSet bool) []diag.Diagnostic {
 	l := &diag.List{}
 	visible := make([]visibleDevice, len(s.GPUs))
 	for i := range s.GPUs {
@@ -47,20 +45,21 @@ func Check(s *Snapshot, gpusPerNode int, at diag.Pos, visibleDevices string, vis
 		}
 	}
 
-	if gpusPerNode > 0 && len(visible) < gpusPerNode {
-		msg := fmt.Sprintf("this machine has %s but cluster.gpus_per_node is %d", countVisible(len(visible)), gpusPerNode)
-		hint := fmt.Sprintf("run on a node with at least %d GPUs, or lower cluster.gpus_per_node (and cluster.nodes or world_size with it)", gpusPerNode)
+	if gpus := need.GPUs; gpus > 0 && len(visible) < gpus {
+		key := need.key()
+		msg := fmt.Sprintf("this machine has %s but %s is %d", countVisible(len(visible)), key, gpus)
+		hint := fmt.Sprintf("run on a node with at least %d GPUs, or lower %s", gpus, need.lower())
 		if visibleSet {
-			msg = fmt.Sprintf("%s=%q leaves %d of this machine's %d GPUs visible, but cluster.gpus_per_node is %d",
-				VisibleDevicesEnv, visibleDevices, len(visible), len(s.GPUs), gpusPerNode)
-			if len(s.GPUs) >= gpusPerNode {
-				hint = fmt.Sprintf("list %d GPUs in %s (or unset it), or lower cluster.gpus_per_node", gpusPerNode, VisibleDevicesEnv)
+			msg = fmt.Sprintf("%s=%q leaves %d of this machine's %d GPUs visible, but %s is %d",
+				VisibleDevicesEnv, visibleDevices, len(visible), len(s.GPUs), key, gpus)
+			if len(s.GPUs) >= gpus {
+				hint = fmt.Sprintf("list %d GPUs in %s (or unset it), or lower %s", gpus, VisibleDevicesEnv, key)
 			}
 		}
 		if len(s.Inaccessible) > 0 {
 			msg += fmt.Sprintf("; NVML also counts GPU %s, which this process may not open (outside its device cgroup?)", joinInts(s.Inaccessible))
 		}
-		l.Add(RuleCountShort, at, "", hint, "%s", msg)
+		l.Add(RuleCountShort, need.At, "", hint, "%s", msg)
 	}
 
 	if models := modelsOf(s, visible); len(models) > 1 {

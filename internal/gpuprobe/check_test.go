@@ -170,7 +170,7 @@ func TestCheck(t *testing.T) {
 				tt.setup(s)
 			}
 			v, isSet := tt.env()
-			got := Check(probeDGX(t, s), tt.gpusPerNode, at, v, isSet)
+			got := Check(probeDGX(t, s), Need{GPUs: tt.gpusPerNode, At: at}, v, isSet)
 			assertDiags(t, got, tt.want)
 		})
 	}
@@ -275,14 +275,14 @@ func TestCheckVisibleDevices(t *testing.T) {
 			if tt.mig {
 				enableMIG(dev(s, 3), migA, migB)
 			}
-			got := Check(probeDGX(t, s), tt.gpusPerNode, at, tt.value, true)
+			got := Check(probeDGX(t, s), Need{GPUs: tt.gpusPerNode, At: at}, tt.value, true)
 			assertDiags(t, got, tt.want)
 		})
 	}
 }
 
 func TestCheckVisibleDevicesWithoutGPUs(t *testing.T) {
-	got := Check(&Snapshot{}, 1, diag.Pos{}, "0", true)
+	got := Check(&Snapshot{}, Need{GPUs: 1}, "0", true)
 	assertDiags(t, got, []want{
 		{rule: RuleVisibleDevices, severity: diag.Error, message: []string{"there is no GPU 0: this machine has no GPU"}, hint: []string{"no GPU that CUDA could use"}},
 		{rule: RuleCountShort, severity: diag.Error, message: []string{"leaves 0 of this machine's 0 GPUs visible"}},
@@ -298,20 +298,20 @@ func TestCheckWith(t *testing.T) {
 	}
 	t.Run("reads CUDA_VISIBLE_DEVICES", func(t *testing.T) {
 		s := newDGX(t)
-		got, err := checkWith(s, 8, diag.Pos{Line: 3, Column: 5}, env("0,1", true))
+		got, err := checkWith(s, Need{GPUs: 8, At: diag.Pos{Line: 3, Column: 5}}, env("0,1", true))
 		require.NoError(t, err)
 		assertDiags(t, got, []want{{rule: RuleCountShort, severity: diag.Error, pos: diag.Pos{Line: 3, Column: 5}, message: []string{"leaves 2 of"}}})
 		assert.Len(t, s.ShutdownCalls(), 1)
 	})
 	t.Run("unset variable shows every GPU", func(t *testing.T) {
-		got, err := checkWith(newDGX(t), 8, diag.Pos{}, env("", false))
+		got, err := checkWith(newDGX(t), Need{GPUs: 8}, env("", false))
 		require.NoError(t, err)
 		assert.Empty(t, got)
 	})
 	t.Run("missing library", func(t *testing.T) {
 		s := newDGX(t)
 		s.InitFunc = func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }
-		got, err := checkWith(s, 8, diag.Pos{}, env("", false))
+		got, err := checkWith(s, Need{GPUs: 8}, env("", false))
 		assert.Nil(t, got)
 		require.Error(t, err)
 		assert.True(t, IsUnavailable(err))
@@ -320,7 +320,7 @@ func TestCheckWith(t *testing.T) {
 	t.Run("probe failure", func(t *testing.T) {
 		s := newDGX(t)
 		s.DeviceGetCountFunc = func() (int, nvml.Return) { return 0, nvml.ERROR_UNKNOWN }
-		got, err := checkWith(s, 8, diag.Pos{}, env("", false))
+		got, err := checkWith(s, Need{GPUs: 8}, env("", false))
 		assert.Nil(t, got)
 		require.EqualError(t, err, "NVML: count devices: ERROR_UNKNOWN")
 		assert.False(t, IsUnavailable(err))
@@ -329,7 +329,7 @@ func TestCheckWith(t *testing.T) {
 
 func TestCheckLocalWithoutLibrary(t *testing.T) {
 	t.Setenv(LibraryPathEnv, "/nonexistent/libnvidia-ml.so.1")
-	got, err := CheckLocal(8, diag.Pos{})
+	got, err := CheckLocal(Need{GPUs: 8})
 	assert.Nil(t, got)
 	require.Error(t, err)
 	assert.True(t, IsUnavailable(err))

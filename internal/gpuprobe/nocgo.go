@@ -16,6 +16,6 @@ var errNoCgo = &UnavailableError{Reason: "this mimoplan was built without cgo (C
 func ProbeLocal() (*Snapshot, error) { return nil, errNoCgo }
 
 // CheckLocal always fails in a build without cgo.
-func CheckLocal(gpusPerNode int, at diag.Pos) ([]diag.Diagnostic, error) {
+func CheckLocal(Need) ([]diag.Diagnostic, error) {
 	return nil, errNoCgo
 }

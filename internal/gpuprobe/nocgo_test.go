@@ -7,8 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/mimoplan/mimoplan/internal/diag"
 )
 
 func TestWithoutCgo(t *testing.T) {
@@ -18,7 +16,7 @@ func TestWithoutCgo(t *testing.T) {
 	assert.True(t, IsUnavailable(err))
 	assert.Contains(t, err.Error(), "NVML is unavailable: this mimoplan was built without cgo")
 
-	got, err := CheckLocal(8, diag.Pos{})
+	got, err := CheckLocal(Need{GPUs: 8})
 	assert.Nil(t, got)
 	assert.True(t, IsUnavailable(err))
 }

@@ -44,22 +44,20 @@ func ProbeLocal() (*Snapshot, error) {
 	return probeWith(NewLibrary())
 }
 
-// CheckLocal probes this machine and checks it as one node of a layout
-// with gpusPerNode GPUs per node (at is the position of
-// cluster.gpus_per_node, or the zero Pos), honouring CUDA_VISIBLE_DEVICES
-// from the environment. The error is non-nil only when the probe itself
+// CheckLocal probes this machine and checks it as one node that must
+// offer need, honouring CUDA_VISIBLE_DEVICES from the environment. The error is non-nil only when the probe itself
 // failed; an *UnavailableError means NVML or the driver is missing.
-func CheckLocal(gpusPerNode int, at diag.Pos) ([]diag.Diagnostic, error) {
-	return checkWith(NewLibrary(), gpusPerNode, at, os.LookupEnv)
+func CheckLocal(need Need) ([]diag.Diagnostic, error) {
+	return checkWith(NewLibrary(), need, os.LookupEnv)
 }
 
-func checkWith(lib Library, gpusPerNode int, at diag.Pos, lookupEnv func(string) (string, bool)) ([]diag.Diagnostic, error) {
+func checkWith(lib Library, need Need, lookupEnv func(string) (string, bool)) ([]diag.Diagnostic, error) {
 	s, err := probeWith(lib)
 	if err != nil {
 		return nil, err
 	}
 	v, set := lookupEnv(VisibleDevicesEnv)
-	return Check(s, gpusPerNode, at, v, set), nil
+	return Check(s, need, v, set), nil
 }
 
 // probeWith is Init, Probe, Shutdown.

@@ -171,14 +171,14 @@ func TestProbeInaccessibleGPUs(t *testing.T) {
 	require.Len(t, snap.Links, 6)
 	assert.Equal(t, NVLink(12), snap.Links[0][5])
 
-	got := Check(snap, 8, diag.Pos{Line: 2, Column: 3}, "", false)
+	got := Check(snap, Need{GPUs: 8, At: diag.Pos{Line: 2, Column: 3}}, "", false)
 	assertDiags(t, got, []want{{
 		rule: RuleCountShort, severity: diag.Error, pos: diag.Pos{Line: 2, Column: 3},
 		message: []string{"this machine has 6 visible GPUs but cluster.gpus_per_node is 8", "NVML also counts GPU 0, 5, which this process may not open"},
 	}})
 	// CUDA numbers the GPUs it can open from 0: index 5 is NVML's GPU 7.
-	assert.Empty(t, Check(snap, 1, diag.Pos{}, "5", true))
-	assertDiags(t, Check(snap, 0, diag.Pos{}, "6", true), []want{{
+	assert.Empty(t, Check(snap, Need{GPUs: 1}, "5", true))
+	assertDiags(t, Check(snap, Need{}, "6", true), []want{{
 		rule: RuleVisibleDevices, severity: diag.Error, message: []string{"there is no GPU 6: this machine has 6 GPUs (indices 0-5)"},
 	}})
 }

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/mimoplan/mimoplan/internal/gpuprobe"
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+// addProbeFlag gives a command that reads layouts the --probe flag.
+func addProbeFlag(cmd *cobra.Command) {
+	cmd.Flags().Bool("probe", false, "also check this machine's GPUs (NVML) as one node of the layout; honours CUDA_VISIBLE_DEVICES")
+}
+
+// localGPUs probes this machine once, for --probe; nil when the flag is
+// off. Without NVML it returns the exit-3 error.
+func localGPUs(cmd *cobra.Command) (*gpuprobe.Snapshot, error) {
+	// Only commands that offer --probe read it (and MIMOPLAN_PROBE).
+	if cmd.Flags().Lookup("probe") == nil || !config(cmd).GetBool("probe") {
+		return nil, nil
+	}
+	s, err := probeLocal()
+	if err != nil {
+		return nil, &exitError{code: exitNoGPU, err: err}
+	}
+	return s, nil
+}
+
+// checkGPUs adds the GPU rules for this machine to a layout's diagnostics.
+func checkGPUs(s *gpuprobe.Snapshot, res *validate.Result) {
+	if s == nil || res.Layout == nil {
+		return
+	}
+	res.Diags.Append(gpuprobe.CheckEnv(s, gpuprobe.NeedOf(res.Layout))...)
+	res.Diags.Sort()
+}
