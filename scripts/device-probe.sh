@@ -6,14 +6,18 @@
 # Run from the repository root, with a linux/amd64 binary built beforehand
 # (CGO_ENABLED=1 go build -o .bin/mimoplan ./cmd/mimoplan; .bin/ is ignored
 # by git, so carry it to the GPU machine) and $OUT set to an empty
-# directory. BIN and LAYOUT override the binary and the layout. Writes at most 8 flat files into "$OUT/":
+# directory. BIN overrides the binary; LAYOUT is a layout that asks for more
+# GPUs than a 4-GPU machine has (gpu-count-short expected there), FIT one
+# that such a machine can run (world_size 4, no cluster), NODES one with
+# cluster.gpus_per_node 2. Writes at most 8 flat files into "$OUT/":
 #
 #   nvidia-smi.txt          nvidia-smi and nvidia-smi -L
 #   nvidia-smi-topo.txt     nvidia-smi topo -m
 #   probe.txt               mimoplan probe
 #   probe.json              mimoplan probe --format json
-#   validate-probe.txt      mimoplan validate LAYOUT --probe
-#   visible-devices.txt     validate --probe under several CUDA_VISIBLE_DEVICES
+#   validate-probe.txt      validate --probe (LAYOUT, FIT, NODES; text and
+#                           json) and launch-plan --probe
+#   visible-devices.txt     validate FIT --probe under several CUDA_VISIBLE_DEVICES
 #   no-nvml.txt             probe with MIMOPLAN_NVML_LIBRARY pointing nowhere
 #   exit-codes.txt          every command above with its exit status
 #
@@ -22,6 +26,8 @@ set -u
 
 BIN=${BIN:-.bin/mimoplan}
 LAYOUT=${LAYOUT:-layouts/nemotron-vlm-8gpu.yaml}
+FIT=${FIT:-internal/preflight/testdata/nonco-4gpu.yaml}
+NODES=${NODES:-internal/preflight/testdata/two-nodes-2x2.yaml}
 OUT=${OUT:?set OUT to the directory for the results}
 mkdir -p "$OUT"
 CODES="$OUT/exit-codes.txt"
@@ -45,7 +51,7 @@ run() {
 
 # visible VALUE: validate --probe with CUDA_VISIBLE_DEVICES=VALUE.
 visible() {
-	run visible-devices.txt env CUDA_VISIBLE_DEVICES="$1" "$BIN" validate "$LAYOUT" --probe
+	run visible-devices.txt env CUDA_VISIBLE_DEVICES="$1" "$BIN" validate "$FIT" --probe
 }
 
 if [ ! -x "$BIN" ]; then
@@ -63,12 +69,14 @@ run probe.txt "$BIN" probe
 "$BIN" probe --format json >"$OUT/probe.json" 2>&1
 printf '%-4s %s\n' "$?" "$BIN probe --format json" >>"$CODES"
 
-# The --probe flag of validate may not exist in every build; the exit
-# status and output say so.
+# LAYOUT asks for 8 GPUs per node: on a machine with fewer,
+# gpu-count-short (exit 1) is the expected answer. FIT and NODES fit a
+# 4-GPU machine (exit 0).
 run validate-probe.txt "$BIN" validate "$LAYOUT" --probe
 run validate-probe.txt "$BIN" validate "$LAYOUT" --probe --format json
-# Every layout in layouts/ asks for 8 GPUs per node, so on a machine with
-# fewer, gpu-count-short (exit 1) is the expected answer.
+run validate-probe.txt "$BIN" validate "$FIT" "$NODES" --probe
+run validate-probe.txt "$BIN" launch-plan "$FIT" --probe --format json --topology-out /tmp/fit.topology.json -- train.py
+run validate-probe.txt "$BIN" launch-plan "$LAYOUT" --probe -- train.py
 
 # CUDA_VISIBLE_DEVICES cases: a bogus UUID after a good index, a prefix of
 # the first GPU's real UUID, a repeated index, an empty value, -1.
@@ -79,6 +87,7 @@ if [ -n "$first_uuid" ]; then
 	visible "$first_uuid"
 fi
 visible "0,0"
+visible "0,1"
 visible ""
 visible "-1"
 run visible-devices.txt env CUDA_VISIBLE_DEVICES="0,GPU-bogus" "$BIN" probe
