@@ -56,7 +56,8 @@ func TestLaunchPlanExitCodes(t *testing.T) {
 	}{
 		{"sh", []string{"launch-plan", four, hosts, "--", "train.py"}, 0, `--node-rank="$node_rank"`, "wrote the topology"},
 		{"hostfile", []string{"launch-plan", four, "--hostfile", hostfile, "--format", "json", "--", "train.py"}, 0, `"host": "h3"`, ""},
-		{"megatron-lm needs no program", []string{"launch-plan", mlm, "--format", "json"}, 0, `"--llm-offset",`, ""},
+		{"megatron-lm needs no program", []string{"launch-plan", mlm, "--format", "json"}, 0, `"--mimo-llm-offset",`, ""},
+		{"megatron-lm, legacy names", []string{"launch-plan", mlm, "--format", "json", "--legacy-layout-args"}, 0, `"--llm-offset",`, ""},
 		{"slurm picks the hosts", []string{"launch-plan", four, "--format", "slurm", "--", "train.py"}, 0, "#SBATCH --nodes=4", ""},
 		{"k8s", []string{"launch-plan", four, "--format", "k8s", "--image", "img", "--", "train.py"}, 0, "kind: PyTorchJob", ""},
 		{"c10d", []string{"launch-plan", four, hosts, "--rendezvous", "c10d", "--", "train.py"}, 0, "--rdzv-endpoint=h0:29500", ""},
@@ -88,7 +89,8 @@ func TestLaunchPlanExitCodes(t *testing.T) {
 		{"no layout", []string{"launch-plan"}, 2, "", "takes one LAYOUT"},
 		{"omp", []string{"launch-plan", four, hosts, "--omp-num-threads", "0", "--", "x"}, 2, "", "--omp-num-threads"},
 		{"missing layout", []string{"launch-plan", filepath.Join(t.TempDir(), "no.yaml"), "--", "x"}, 2, "", "no such file"},
-		{"layout flag twice", []string{"launch-plan", mlm, "--", "p.py", "--llm-tp", "2"}, 2, "", "already set --llm-tp"},
+		{"layout flag twice", []string{"launch-plan", mlm, "--", "p.py", "--mimo-llm-tp", "2"}, 2, "", "already set --mimo-llm-tp"},
+		{"legacy name beside --mimo-*", []string{"launch-plan", mlm, "--", "p.py", "--llm-tp", "2"}, 2, "", "give --legacy-layout-args"},
 		{"unwritable out", []string{"launch-plan", four, hosts, "--topology-out", filepath.Join(t.TempDir(), "t.json"), "--out", filepath.Join(t.TempDir(), "no", "plan.sh"), "--", "x"}, 2, "", "no such file"},
 	}
 	for _, tt := range tests {
@@ -164,8 +166,8 @@ func TestLaunchPlanJSON(t *testing.T) {
 	assert.Equal(t, 6000, plan.Rendezvous.MasterPort)
 	require.Len(t, plan.Nodes, 1)
 	assert.Equal(t, strings.Fields("torchrun --nnodes=1 --nproc-per-node=8 --node-rank=0 --master-addr=localhost --master-port=6000 "+
-		"examples/mimo/pretrain_mimo.py --encoder-tp 2 --encoder-dp 2 --llm-offset 4 --llm-tp 2 --llm-cp 1 --llm-pp 1 --llm-dp 2 "+
-		"--llm-ep 4 --llm-expt-tp 1 --micro-batch-size 1 --global-batch-size 8"), plan.Nodes[0].Command)
+		"examples/mimo/pretrain_mimo.py --mimo-encoder-tp 2 --mimo-encoder-dp 2 --mimo-llm-offset 4 --mimo-llm-tp 2 --mimo-llm-cp 1 "+
+		"--mimo-llm-pp 1 --mimo-llm-dp 2 --mimo-llm-ep 4 --mimo-llm-expt-tp 1 --micro-batch-size 1 --global-batch-size 8"), plan.Nodes[0].Command)
 	assert.Equal(t, map[string]string{"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "OMP_NUM_THREADS": "8", "NCCL_DEBUG": "INFO"}, plan.Nodes[0].Env)
 
 	// Without the layout arguments the program gets the topology instead.
@@ -173,7 +175,7 @@ func TestLaunchPlanJSON(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	wd, _ := os.Getwd()
 	assert.Contains(t, out, `"MIMOPLAN_TOPOLOGY": "`+filepath.Join(wd, "layout.topology.json")+`"`)
-	assert.NotContains(t, out, "--llm-tp")
+	assert.NotContains(t, out, "llm-tp")
 	assert.FileExists(t, "layout.topology.json")
 }
 

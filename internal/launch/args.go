@@ -12,13 +12,40 @@ import (
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
+// gridArgs are the names of the grid arguments of Megatron-LM's
+// examples/mimo/training/args.py (add_hetero_grid_args).
+type gridArgs struct {
+	encoderTP, encoderDP                                    string
+	llmOffset, llmTP, llmCP, llmPP, llmDP, llmEP, llmExptTP string
+	llmOnly                                                 string
+}
+
+// mimoArgs are the names since Megatron-LM PR #6894, which prefixed every
+// grid argument with --mimo- and made the old names an error.
+var mimoArgs = gridArgs{
+	"--mimo-encoder-tp", "--mimo-encoder-dp",
+	"--mimo-llm-offset", "--mimo-llm-tp", "--mimo-llm-cp", "--mimo-llm-pp", "--mimo-llm-dp", "--mimo-llm-ep", "--mimo-llm-expt-tp",
+	"--mimo-llm-only",
+}
+
+// legacyArgs are the names before PR #6894 (Options.LegacyArgNames).
+var legacyArgs = gridArgs{
+	"--encoder-tp", "--encoder-dp",
+	"--llm-offset", "--llm-tp", "--llm-cp", "--llm-pp", "--llm-dp", "--llm-ep", "--llm-expt-tp",
+	"--llm-only",
+}
+
+func (g gridArgs) all() []string {
+	return []string{g.encoderTP, g.encoderDP, g.llmOffset, g.llmTP, g.llmCP, g.llmPP, g.llmDP, g.llmEP, g.llmExptTP, g.llmOnly}
+}
+
 // megatronArgs writes the layout as the arguments of Megatron-LM's
 // examples/mimo/pretrain_mimo.py (examples/mimo/training/args.py:
-// add_hetero_grid_args). That script knows one encoder at rank 0 and a
-// language grid; a layout it cannot express is a diagnostic here too, in
-// case the target rules of validate let it through. The notes are caveats
-// to print with the plan.
-func megatronArgs(d *diag.List, l *layout.Layout, t *validate.Topology) (args, notes []string) {
+// add_hetero_grid_args), under the names of g. That script knows one
+// encoder at rank 0 and a language grid; a layout it cannot express is a
+// diagnostic here too, in case the target rules of validate let it
+// through. The notes are caveats to print with the plan.
+func megatronArgs(d *diag.List, l *layout.Layout, t *validate.Topology, g gridArgs) (args, notes []string) {
 	lang := t.Module(grid.LanguageModule)
 	var encs []*grid.Module
 	for _, m := range t.Modules {
@@ -73,26 +100,29 @@ func megatronArgs(d *diag.List, l *layout.Layout, t *validate.Topology) (args, n
 	n := strconv.Itoa
 	if len(encs) == 1 {
 		e := encs[0]
-		args = append(args, "--encoder-tp", n(e.TP), "--encoder-dp", n(e.DP))
+		args = append(args, g.encoderTP, n(e.TP), g.encoderDP, n(e.DP))
 	}
 	args = append(args,
-		"--llm-offset", n(lang.RankOffset),
-		"--llm-tp", n(lang.TP),
-		"--llm-cp", n(lang.CP),
-		"--llm-pp", n(lang.PP),
-		"--llm-dp", n(lang.DP),
-		"--llm-ep", n(lang.EP),
-		"--llm-expt-tp", n(lang.ExptTP))
-	// args.py has no GTP arguments; these are Megatron's global ones, whose
-	// value is the total shard count tp*gtp_remat (arguments.py).
+		g.llmOffset, n(lang.RankOffset),
+		g.llmTP, n(lang.TP),
+		g.llmCP, n(lang.CP),
+		g.llmPP, n(lang.PP),
+		g.llmDP, n(lang.DP),
+		g.llmEP, n(lang.EP),
+		g.llmExptTP, n(lang.ExptTP))
+	// args.py has no GTP arguments of its own: it reads Megatron's global
+	// ones, whose value is the total shard count, tp*gtp_remat, the GTP
+	// degree being that over --mimo-llm-tp.
 	if lang.GTPRemat > 1 {
 		args = append(args, "--tensor-parallel-num-weight-shards", n(lang.TP*lang.GTPRemat))
 	}
 	if lang.ExptGTPRemat > 1 {
 		args = append(args, "--expert-tensor-parallel-num-weight-shards", n(lang.ExptTP*lang.ExptGTPRemat))
 	}
-	if lang.GTPRemat > 1 || lang.ExptGTPRemat > 1 {
-		notes = append(notes, fmt.Sprintf("gtp_remat: pretrain_mimo.py's grid arguments have no GTP size and size the language grid as llm_tp*llm_cp*llm_pp*llm_dp = %d ranks, not the layout's %d; the weight-shard arguments are passed, but check that your pretrain_mimo.py supports GTP before launching",
+	// GTP came to args.py (PR #6570) shortly before the --mimo- names; a
+	// checkout with the old names may predate it.
+	if g == legacyArgs && (lang.GTPRemat > 1 || lang.ExptGTPRemat > 1) {
+		notes = append(notes, fmt.Sprintf("gtp_remat: a Megatron-LM older than PR #6570 sizes the language grid as llm_tp*llm_cp*llm_pp*llm_dp = %d ranks, without GTP, not the layout's %d, and refuses this layout; check that your checkout has GTP for MIMO before launching",
 			lang.TP*lang.CP*lang.PP*lang.DP, lang.NumRanks))
 	}
 	if t.Batch != nil {
@@ -102,7 +132,7 @@ func megatronArgs(d *diag.List, l *layout.Layout, t *validate.Topology) (args, n
 		}
 	}
 	if len(encs) == 0 {
-		args = append(args, "--llm-only")
+		args = append(args, g.llmOnly)
 	}
 	return args, notes
 }

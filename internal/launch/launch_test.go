@@ -86,8 +86,9 @@ func TestArgv(t *testing.T) {
 			o:    Options{LayoutArgs: true},
 			want: [][]string{{"torchrun", "--nnodes=1", "--nproc-per-node=8", "--node-rank=0", "--master-addr=localhost", "--master-port=29500",
 				"examples/mimo/pretrain_mimo.py",
-				"--encoder-tp", "2", "--encoder-dp", "2", "--llm-offset", "4", "--llm-tp", "2", "--llm-cp", "1", "--llm-pp", "1",
-				"--llm-dp", "2", "--llm-ep", "4", "--llm-expt-tp", "1", "--micro-batch-size", "1", "--global-batch-size", "8"}},
+				"--mimo-encoder-tp", "2", "--mimo-encoder-dp", "2", "--mimo-llm-offset", "4", "--mimo-llm-tp", "2", "--mimo-llm-cp", "1",
+				"--mimo-llm-pp", "1", "--mimo-llm-dp", "2", "--mimo-llm-ep", "4", "--mimo-llm-expt-tp", "1",
+				"--micro-batch-size", "1", "--global-batch-size", "8"}},
 		},
 		{
 			name: "four nodes, static",
@@ -308,7 +309,12 @@ func TestBuildErrors(t *testing.T) {
 		{"master with a newline", threeModule, Options{Hosts: hosts4, MasterAddr: "h0\nrm", Program: []string{"x"}}, "master address"},
 		{"bad env name", threeModule, Options{Hosts: hosts4, Program: []string{"x"}, Env: []EnvVar{{"A-B", "1"}}}, `"A-B" is not a valid name`},
 		{"NUL in an argument", threeModule, Options{Hosts: hosts4, Program: []string{"x", "a\x00b"}}, "NUL"},
-		{"layout flag given twice", nemotron, Options{LayoutArgs: true, Program: []string{"p.py", "--llm-tp=4", "--micro-batch-size", "2"}}, "already set --llm-tp, --micro-batch-size"},
+		{"layout flag given twice", nemotron, Options{LayoutArgs: true, Program: []string{"p.py", "--mimo-llm-tp=4", "--micro-batch-size", "2"}}, "already set --mimo-llm-tp, --micro-batch-size"},
+		{"legacy layout flag given twice", nemotron, Options{LayoutArgs: true, LegacyArgNames: true, Program: []string{"p.py", "--llm-only"}}, "already set --llm-only"},
+		{"legacy names beside --mimo-* ones", nemotron, Options{LayoutArgs: true, Program: []string{"p.py", "--llm-tp", "2", "--encoder-dp=1"}},
+			"use --encoder-dp, --llm-tp, Megatron-LM's names before PR #6894"},
+		{"--mimo-* names beside legacy ones", nemotron, Options{LayoutArgs: true, LegacyArgNames: true, Program: []string{"p.py", "--mimo-llm-ep", "2"}},
+			"use --mimo-llm-ep, Megatron-LM's names since PR #6894"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
