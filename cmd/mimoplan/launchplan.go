@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -45,7 +46,8 @@ Exit codes: 0 plan written, 1 invalid layout or hosts, 2 usage error.`,
 	f.StringSlice("hosts", nil, "hosts in node-rank order (comma-separated or repeated)")
 	f.String("hostfile", "", "file with one host per line ('#' comments, optional slots=N)")
 	f.String("master-addr", "", "rendezvous master address (default: the first host)")
-	f.Int("master-port", launch.DefaultMasterPort, "rendezvous master port")
+	// A string, not an Int: pflag and viper read "010" as octal 8.
+	f.String("master-port", strconv.Itoa(launch.DefaultMasterPort), "rendezvous master port (decimal, 1-65535)")
 	f.String("rendezvous", launch.Static, "torchrun rendezvous: static (pins hosts to ranks) or c10d")
 	f.String("format", "sh", "plan format: "+strings.Join(launch.Formats, ", "))
 	f.String("out", "", "write the plan to this file, atomically (default: standard output)")
@@ -96,7 +98,7 @@ func readLaunchFlags(cmd *cobra.Command, v *viper.Viper, args []string) (*launch
 		return nil, err
 	}
 	o.MasterAddr = v.GetString("master-addr")
-	o.MasterPort = v.GetInt("master-port")
+	o.MasterPortText = v.GetString("master-port")
 	o.LayoutArgs = !v.GetBool("no-layout-args")
 	o.LegacyArgNames = v.GetBool("legacy-layout-args")
 	o.Image = v.GetString("image")

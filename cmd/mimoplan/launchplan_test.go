@@ -189,6 +189,25 @@ func TestLaunchPlanEnvironment(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, `"--master-addr=n0"`)
 	assert.Contains(t, out, `"--master-port=7000"`)
+	// The port is decimal, from the environment as from the flag.
+	for env, want := range map[string]string{"010": `"--master-port=10"`, "0x1f90": `"0x1f90" is not a number in 1-65535 [invalid-port]`,
+		"abc": `master port "abc" is not a number`, "65536": "master port 65536 is outside 1-65535 [invalid-port]"} {
+		t.Setenv("MIMOPLAN_MASTER_PORT", env)
+		code, out, stderr := mimoplan(t, "launch-plan", four, "--", "x")
+		if strings.HasPrefix(want, `"--`) {
+			assert.Equal(t, 0, code, stderr)
+			assert.Contains(t, out, want)
+			continue
+		}
+		assert.Equal(t, 1, code, "MIMOPLAN_MASTER_PORT=%s: a refusal, not a usage error", env)
+		assert.Empty(t, out)
+		assert.Contains(t, stderr, want)
+	}
+	code, _, stderr = mimoplan(t, "launch-plan", four, "--master-port", "0x10", "--", "x")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, `master port "0x10" is not a number`)
+	t.Setenv("MIMOPLAN_MASTER_PORT", "7000")
+
 	// The command line wins over the environment.
 	code, out, _ = mimoplan(t, "launch-plan", four, "--format", "sh", "--master-port", "7001", "--", "x")
 	require.Equal(t, 0, code)

@@ -62,6 +62,11 @@ type Options struct {
 	// MasterPort must be in 1-65535 (the CLI's default is
 	// DefaultMasterPort); anything else is an invalid-port diagnostic.
 	MasterPort int
+	// MasterPortText, when not empty, is the port as the user wrote it (a
+	// flag or MIMOPLAN_MASTER_PORT) and replaces MasterPort. It must be
+	// decimal digits: "010" is 10, not octal 8, and "abc" an invalid-port
+	// diagnostic that names it rather than port 0.
+	MasterPortText string
 	// Rendezvous is Static (default) or C10d.
 	Rendezvous string
 	// RendezvousID is c10d's --rdzv-id; default the layout's name, or
@@ -188,11 +193,8 @@ func Build(res *validate.Result, o Options) (*Plan, *diag.List, error) {
 			"give the master's address as the other nodes reach it (a host name or an address of a real interface)",
 			"master address %q is a loopback or unspecified address, which the other %d nodes cannot reach", master, p.NNodes-1)
 	}
-	if o.MasterPort < 1 || o.MasterPort > 65535 {
-		d.Add("invalid-port", diag.Pos{}, "", "use a free TCP port in 1-65535, such as 29500",
-			"master port %d is outside 1-65535", o.MasterPort)
-	}
-	p.Rendezvous = Rendezvous{Backend: o.Rendezvous, MasterAddr: master, MasterPort: o.MasterPort}
+	port := checkPort(d, o)
+	p.Rendezvous = Rendezvous{Backend: o.Rendezvous, MasterAddr: master, MasterPort: port}
 	if o.Rendezvous == C10d {
 		p.Rendezvous.ID = cmpOr(o.RendezvousID, t.Name, "mimoplan")
 		p.Notes = append(p.Notes, c10dNote)
@@ -248,6 +250,28 @@ func Build(res *validate.Result, o Options) (*Plan, *diag.List, error) {
 	}
 	p.Nodes = nodes(p, t, hosts)
 	return p, d, nil
+}
+
+// checkPort returns the master port of o, reporting one outside 1-65535.
+func checkPort(d *diag.List, o Options) int {
+	const hint = "use a free TCP port in 1-65535, such as 29500"
+	if o.MasterPortText == "" {
+		if o.MasterPort < 1 || o.MasterPort > 65535 {
+			d.Add("invalid-port", diag.Pos{}, "", hint, "master port %d is outside 1-65535", o.MasterPort)
+		}
+		return o.MasterPort
+	}
+	text := strings.TrimSpace(o.MasterPortText)
+	if text == "" || strings.Trim(text, "0123456789") != "" {
+		d.Add("invalid-port", diag.Pos{}, "", hint, "master port %q is not a number in 1-65535", o.MasterPortText)
+		return 0
+	}
+	port, err := strconv.Atoi(text)
+	if err != nil || port < 1 || port > 65535 {
+		d.Add("invalid-port", diag.Pos{}, "", hint, "master port %s is outside 1-65535", text)
+		return 0
+	}
+	return port
 }
 
 func cmpOr(vs ...string) string {

@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -240,6 +241,20 @@ func TestRefusals(t *testing.T) {
 			[]want{{"invalid-port", 0, "-1"}}},
 		{"port too high", threeModule, Options{Hosts: hosts4, MasterPort: 65536},
 			[]want{{"invalid-port", 0, "65536"}}},
+		{"port as text: not a number", threeModule, Options{Hosts: hosts4, MasterPortText: "abc"},
+			[]want{{"invalid-port", 0, `master port "abc" is not a number in 1-65535`}}},
+		{"port as text: hex is not decimal", threeModule, Options{Hosts: hosts4, MasterPortText: "0x1f90"},
+			[]want{{"invalid-port", 0, `"0x1f90" is not a number`}}},
+		{"port as text: a sign is not a digit", threeModule, Options{Hosts: hosts4, MasterPortText: "+6000"},
+			[]want{{"invalid-port", 0, `"+6000" is not a number`}}},
+		{"port as text: blank", threeModule, Options{Hosts: hosts4, MasterPortText: " "},
+			[]want{{"invalid-port", 0, `" " is not a number`}}},
+		{"port as text: 0", threeModule, Options{Hosts: hosts4, MasterPortText: "0"},
+			[]want{{"invalid-port", 0, "master port 0 is outside 1-65535"}}},
+		{"port as text: 65536", threeModule, Options{Hosts: hosts4, MasterPortText: "65536"},
+			[]want{{"invalid-port", 0, "master port 65536 is outside 1-65535"}}},
+		{"port as text: beyond int", threeModule, Options{Hosts: hosts4, MasterPortText: "99999999999999999999"},
+			[]want{{"invalid-port", 0, "master port 99999999999999999999 is outside"}}},
 		{"everything at once", threeModule, Options{Hosts: []string{"localhost", "localhost"}, MasterPort: 70000},
 			[]want{{"host-count-mismatch", 5, ""}, {"loopback-rendezvous", 0, ""}, {"duplicate-host", 0, ""}, {"invalid-port", 0, ""}}},
 	}
@@ -277,6 +292,14 @@ func TestRefusals(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestMasterPortText(t *testing.T) {
+	for text, want := range map[string]int{"6000": 6000, " 6000 ": 6000, "010": 10, "1": 1, "65535": 65535, "0029500": 29500} {
+		p := build(t, threeModule, Options{Hosts: hosts4, Program: []string{"x"}, MasterPort: 1, MasterPortText: text})
+		assert.Equal(t, want, p.Rendezvous.MasterPort, "%q", text)
+		assert.Contains(t, p.Nodes[1].Command, "--master-port="+strconv.Itoa(want), "%q", text)
 	}
 }
 
