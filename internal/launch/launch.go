@@ -262,7 +262,7 @@ func checkPort(d *diag.List, o Options) int {
 		return o.MasterPort
 	}
 	text := strings.TrimSpace(o.MasterPortText)
-	if text == "" || strings.Trim(text, "0123456789") != "" {
+	if digits := strings.TrimPrefix(text, "-"); digits == "" || strings.Trim(digits, "0123456789") != "" {
 		d.Add("invalid-port", diag.Pos{}, "", hint, "master port %q is not a number in 1-65535", o.MasterPortText)
 		return 0
 	}

@@ -249,6 +249,8 @@ func TestRefusals(t *testing.T) {
 			[]want{{"invalid-port", 0, `"+6000" is not a number`}}},
 		{"port as text: blank", threeModule, Options{Hosts: hosts4, MasterPortText: " "},
 			[]want{{"invalid-port", 0, `" " is not a number`}}},
+		{"port as text: negative", threeModule, Options{Hosts: hosts4, MasterPortText: "-1"},
+			[]want{{"invalid-port", 0, "master port -1 is outside 1-65535"}}},
 		{"port as text: 0", threeModule, Options{Hosts: hosts4, MasterPortText: "0"},
 			[]want{{"invalid-port", 0, "master port 0 is outside 1-65535"}}},
 		{"port as text: 65536", threeModule, Options{Hosts: hosts4, MasterPortText: "65536"},
