@@ -342,6 +342,18 @@ func jobName(name string, max int, allowed string) string {
 	return s
 }
 
+// k8sName is a PyTorchJob name: the training operator's webhook wants a
+// DNS-1035 label ([a-z]([-a-z0-9]*[a-z0-9])?), since it names the master's
+// Service after the job, so a name may not start with a digit. 40
+// characters leave room for "-worker-NNNN" within a label's 63.
+func k8sName(name string) string {
+	s := jobName(name, 40, "-")
+	if s[0] >= '0' && s[0] <= '9' {
+		s = jobName("mimoplan-"+s, 40, "-")
+	}
+	return s
+}
+
 // Kubeflow PyTorchJob v1 (kubeflow.org/v1), only the fields the plan sets.
 type pytorchJob struct {
 	APIVersion string     `yaml:"apiVersion"`
@@ -411,7 +423,7 @@ func WriteK8s(w io.Writer, p *Plan) error {
 	if p.Image == "" {
 		return errors.New("a Kubernetes plan needs a container image (--image)")
 	}
-	name := jobName(p.Name, 40, "-")
+	name := k8sName(p.Name)
 	ws := p.words(word{{s: "$(RANK)", ref: true}}, word{{s: "$(MASTER_ADDR)", ref: true}})
 	cmd := make([]string, len(ws))
 	for i, w := range ws {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -454,6 +455,25 @@ func TestJobName(t *testing.T) {
 		{strings.Repeat("x", 80), "-"}: strings.Repeat("x", 40),
 	} {
 		assert.Equal(t, want, jobName(in[0], 40, in[1]), in[0])
+	}
+}
+
+func TestK8sName(t *testing.T) {
+	dns1035 := regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+	for in, want := range map[string]string{
+		"three-module-4node":                "three-module-4node",
+		"8gpu-vlm":                          "mimoplan-8gpu-vlm",
+		"4":                                 "mimoplan-4",
+		"Nemotron_VLM.8gpu":                 "nemotron-vlm-8gpu",
+		"":                                  "mimoplan",
+		"__":                                "mimoplan",
+		strings.Repeat("9", 80):             "mimoplan-" + strings.Repeat("9", 31),
+		"x" + strings.Repeat("-", 50) + "y": "x",
+	} {
+		got := k8sName(in)
+		assert.Equal(t, want, got, in)
+		assert.Regexp(t, dns1035, got, in)
+		assert.LessOrEqual(t, len(got+"-worker-9999"), 63, in)
 	}
 }
 
