@@ -7,7 +7,6 @@ package launch
 import (
 	"errors"
 	"fmt"
-	"net"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -188,11 +187,16 @@ func Build(res *validate.Result, o Options) (*Plan, *diag.List, error) {
 	if master == "" && len(hosts) > 0 {
 		master = hosts[0]
 	}
+	// torchrun's parse_rendezvous_endpoint takes only [\w.:-] for the host.
+	if strings.Contains(master, "%") {
+		return nil, nil, fmt.Errorf("master address %q has an IPv6 zone, which torchrun's rendezvous does not accept: give one without (--master-addr)", master)
+	}
 	if master != "" && p.NNodes > 1 && isLoopback(master) {
 		d.Add("loopback-rendezvous", diag.Pos{}, "",
 			"give the master's address as the other nodes reach it (a host name or an address of a real interface)",
 			"master address %q is a loopback or unspecified address, which the other %d nodes cannot reach", master, p.NNodes-1)
 	}
+	checkStaticMaster(d, o, hosts)
 	port := checkPort(d, o)
 	p.Rendezvous = Rendezvous{Backend: o.Rendezvous, MasterAddr: master, MasterPort: port}
 	if o.Rendezvous == C10d {
@@ -285,7 +289,8 @@ func cmpOr(vs ...string) string {
 
 // hostName is what a host may look like: a DNS name, an IPv4 address, or
 // an IPv6 address (bracketed or not, with an optional %zone).
-var hostName = regexp.MustCompile(`^(\[[0-9A-Za-z:.%_-]+\]|[0-9A-Za-z:.%_-]+)$`)
+// It may not start with '-', which ssh or srun would take for an option.
+var hostName = regexp.MustCompile(`^(\[[0-9A-Za-z:.%_-]+\]|[0-9A-Za-z:.%_][0-9A-Za-z:.%_-]*)$`)
 
 // envName is a portable environment variable name.
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -300,6 +305,26 @@ func checkHostNames(o Options) error {
 		return fmt.Errorf("master address %q is not a host name or address", o.MasterAddr)
 	}
 	return nil
+}
+
+// checkStaticMaster refuses a master address that is another node's host:
+// with static rendezvous the agent of node rank 0 serves the TCPStore
+// (StaticTCPRendezvous: is_master = rank == 0), so the master must be an
+// address of the first host; any other node's would never answer. A
+// c10d endpoint may be any node: the agent whose host it names serves.
+func checkStaticMaster(d *diag.List, o Options, hosts []string) {
+	if o.Rendezvous != Static || o.MasterAddr == "" || len(hosts) < 2 {
+		return
+	}
+	key := hostKey(o.MasterAddr)
+	for i, h := range hosts[1:] {
+		if hostKey(h) == key && hostKey(hosts[0]) != key {
+			d.Add("master-not-first-host", diag.Pos{}, "",
+				fmt.Sprintf("drop --master-addr (the first host is the default), give another address of %s, or list %s first", hosts[0], h),
+				"master address %q is node %d (%s), but with static rendezvous node rank 0, %s, serves the rendezvous", o.MasterAddr, i+1, hostWhere(o, i+1), hosts[0])
+			return
+		}
+	}
 }
 
 func hostWhere(o Options, i int) string {
@@ -325,7 +350,7 @@ func checkHosts(d *diag.List, l *layout.Layout, nnodes int, hosts []string, o Op
 	}
 	seen := map[string]int{}
 	for i, h := range hosts {
-		key := strings.ToLower(strings.Trim(h, "[]"))
+		key := hostKey(h)
 		if j, ok := seen[key]; ok {
 			where := fmt.Sprintf("node %d and again node %d (%s)", j, i, cmpOr(o.HostSource, "the host list"))
 			if i < len(o.HostLines) {
@@ -338,25 +363,6 @@ func checkHosts(d *diag.List, l *layout.Layout, nnodes int, hosts []string, o Op
 		}
 		seen[key] = i
 	}
-}
-
-// isLoopback reports whether a master address cannot be reached from
-// another machine: localhost names, 127.0.0.0/8, ::1, and the unspecified
-// addresses 0.0.0.0 and ::.
-func isLoopback(h string) bool {
-	h = strings.ToLower(strings.TrimSuffix(strings.Trim(h, "[]"), "."))
-	if i := strings.IndexByte(h, '%'); i >= 0 {
-		h = h[:i]
-	}
-	switch h {
-	case "localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback":
-		return true
-	}
-	if strings.HasSuffix(h, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
 }
 
 func buildEnv(o Options) ([]EnvVar, error) {

@@ -237,6 +237,16 @@ func TestRefusals(t *testing.T) {
 			[]want{{"duplicate-host", 0, `"H0" is node 0 (hosts.txt:1) and again node 2 (hosts.txt:4)`}}},
 		{"duplicate in --hosts", threeModule, Options{Hosts: []string{"h0", "h1", "h1", "h3"}},
 			[]want{{"duplicate-host", 0, `"h1" is node 1 and again node 2 (--hosts)`}}},
+		{"127.1 is 127.0.0.1", threeModule, Options{Hosts: []string{"127.1", "h1", "h2", "h3"}},
+			[]want{{"loopback-rendezvous", 0, `"127.1"`}}},
+		{"duplicate address, two spellings", threeModule, Options{Hosts: []string{"10.0.0.1", "10.0.0.2", "10.1", "fd00::1"}},
+			[]want{{"duplicate-host", 0, `"10.1" is node 0 and again node 2 (--hosts)`}}},
+		{"duplicate IPv6, bracketed", threeModule, Options{Hosts: []string{"fd00::1", "[FD00::1]", "h2", "h3"}},
+			[]want{{"duplicate-host", 0, `"[FD00::1]" is node 0 and again node 1`}}},
+		{"static master on another node", threeModule, Options{Hosts: hosts4, MasterAddr: "H2"},
+			[]want{{"master-not-first-host", 0, `master address "H2" is node 2 (--hosts), but with static rendezvous node rank 0, h0, serves`}}},
+		{"static master on another node, hostfile lines", threeModule, Options{Hosts: hosts4, MasterAddr: "h3", HostSource: "hosts.txt", HostLines: []int{2, 3, 4, 7}},
+			[]want{{"master-not-first-host", 0, `is node 3 (hosts.txt:7)`}}},
 		{"port 0", threeModule, Options{Hosts: hosts4, MasterPort: -1},
 			[]want{{"invalid-port", 0, "-1"}}},
 		{"port too high", threeModule, Options{Hosts: hosts4, MasterPort: 65536},
@@ -305,6 +315,26 @@ func TestMasterPortText(t *testing.T) {
 	}
 }
 
+func TestMasterAddr(t *testing.T) {
+	tests := []struct {
+		name string
+		o    Options
+		want string
+	}{
+		{"another name of the first host", Options{Hosts: hosts4, MasterAddr: "10.0.0.1"}, "10.0.0.1"},
+		{"the first host itself", Options{Hosts: hosts4, MasterAddr: "H0"}, "H0"},
+		{"c10d may meet on any node", Options{Hosts: hosts4, MasterAddr: "h2", Rendezvous: C10d}, "h2"},
+		{"no hosts: the scheduler's", Options{MasterAddr: "h2"}, "h2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.o.Program = []string{"x"}
+			p := build(t, threeModule, tt.o)
+			assert.Equal(t, tt.want, p.Rendezvous.MasterAddr)
+		})
+	}
+}
+
 func TestLoopbackOnOneNode(t *testing.T) {
 	p := build(t, nemotron, Options{Hosts: []string{"127.0.0.1"}, LayoutArgs: true})
 	assert.Equal(t, "127.0.0.1", p.Rendezvous.MasterAddr)
@@ -313,10 +343,32 @@ func TestLoopbackOnOneNode(t *testing.T) {
 func TestIsLoopback(t *testing.T) {
 	for h, want := range map[string]bool{
 		"localhost": true, "LOCALHOST.": true, "localhost.localdomain": true, "foo.localhost": true, "ip6-localhost": true,
-		"127.0.0.1": true, "127.255.0.9": true, "::1": true, "[::1]": true, "0:0:0:0:0:0:0:1": true, "0.0.0.0": true, "::": true, "::1%lo": true,
-		"h0": false, "10.0.0.1": false, "fd00::1": false, "localhost-2": false, "128.0.0.1": false,
+		"localhost6": true, "localhost6.localdomain6": true, "localhost4": true,
+		"127.0.0.1": true, "127.255.0.9": true, "::1": true, "[::1]": true, "0:0:0:0:0:0:0:1": true, "[0:0:0:0:0:0:0:1]": true,
+		"0.0.0.0": true, "::": true, "::1%lo": true, "::ffff:127.0.0.1": true,
+		// inet_aton's short, octal and hex forms, which getaddrinfo accepts
+		"127.1": true, "127.0.1": true, "2130706433": true, "0x7f000001": true, "0177.0.0.1": true, "0x7f.1": true, "0": true,
+		"h0": false, "10.0.0.1": false, "fd00::1": false, "localhost-2": false, "128.0.0.1": false, "10.1": false, "0x7g.0.0.1": false,
+		"127.0.0.1.5": false, "1.2.3.256": false, "1.16777216": false,
 	} {
 		assert.Equal(t, want, isLoopback(h), h)
+	}
+}
+
+func TestHostKey(t *testing.T) {
+	same := [][]string{
+		{"Node0", "node0", "NODE0."},
+		{"10.0.0.1", "10.0.0.01", "10.1", "167772161", "0xa000001", "10.0.1"},
+		{"fd00::1", "[fd00::1]", "FD00:0:0::1", "fd00:0000::0001"},
+		{"fe80::1%eth0", "[fe80::1%eth0]"},
+	}
+	for _, group := range same {
+		for _, h := range group[1:] {
+			assert.Equal(t, hostKey(group[0]), hostKey(h), "%s and %s", group[0], h)
+		}
+	}
+	for _, pair := range [][2]string{{"node0", "node1"}, {"10.0.0.1", "10.0.0.10"}, {"fe80::1%eth0", "fe80::1%eth1"}, {"0x1", "0x1.example"}} {
+		assert.NotEqual(t, hostKey(pair[0]), hostKey(pair[1]), "%s and %s", pair[0], pair[1])
 	}
 }
 
@@ -332,6 +384,9 @@ func TestBuildErrors(t *testing.T) {
 		{"host with a space", threeModule, Options{Hosts: []string{"h0", "h 1", "h2", "h3"}, HostSource: "--hosts", Program: []string{"x"}}, `--hosts: host 1 "h 1"`},
 		{"host with a quote", threeModule, Options{Hosts: []string{"h0'", "h1", "h2", "h3"}, Program: []string{"x"}}, "is not a host name"},
 		{"master with a newline", threeModule, Options{Hosts: hosts4, MasterAddr: "h0\nrm", Program: []string{"x"}}, "master address"},
+		{"host like an option", threeModule, Options{Hosts: []string{"h0", "-oBatchMode", "h2", "h3"}, HostSource: "--hosts", Program: []string{"x"}}, `--hosts: host 1 "-oBatchMode"`},
+		{"master with a zone", threeModule, Options{Hosts: hosts4, MasterAddr: "fe80::1%eth0", Program: []string{"x"}}, `master address "fe80::1%eth0" has an IPv6 zone`},
+		{"first host with a zone", threeModule, Options{Hosts: []string{"[fe80::1%eth0]", "h1", "h2", "h3"}, Program: []string{"x"}}, "give one without (--master-addr)"},
 		{"bad env name", threeModule, Options{Hosts: hosts4, Program: []string{"x"}, Env: []EnvVar{{"A-B", "1"}}}, `"A-B" is not a valid name`},
 		{"NUL in an argument", threeModule, Options{Hosts: hosts4, Program: []string{"x", "a\x00b"}}, "NUL"},
 		{"layout flag given twice", nemotron, Options{LayoutArgs: true, Program: []string{"p.py", "--mimo-llm-tp=4", "--micro-batch-size", "2"}}, "already set --mimo-llm-tp, --micro-batch-size"},
