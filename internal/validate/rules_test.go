@@ -187,17 +187,60 @@ func TestLocality(t *testing.T) {
 	})
 }
 
-func TestLocalityMessage(t *testing.T) {
-	r := run("version: 1\ncluster: {nodes: 4, gpus_per_node: 8}\nmodules:\n- {name: vision, num_ranks: 2, tp: 2}\n- {name: language, num_ranks: 30, tp: 3}\n")
-	require.Len(t, r.Diags.Items, 1)
-	d := r.Diags.Items[0]
-	assert.Equal(t, diag.Warning, d.Severity)
-	// language starts at 2: tp groups [14 15 16] and [23 24 25] straddle nodes.
-	assert.Equal(t, "2 of 10 tp groups span nodes; first: [14 15 16] on nodes 1-2 (gpus_per_node 8)", d.Message)
-	assert.Contains(t, d.Hint, "rank_offset")
-	assert.True(t, r.Valid(false), "warnings keep a layout valid")
-	assert.False(t, r.Valid(true), "unless strict")
-	assert.NotNil(t, r.Topology)
+// Each warning names the module, the group kind, how many groups cross,
+// the first one's ranks and nodes, and a hint fitted to the cause.
+func TestLocalityMessages(t *testing.T) {
+	tests := []struct {
+		name, src, message, hint string
+	}{
+		{"misaligned module", "version: 1\ncluster: {nodes: 4, gpus_per_node: 8}\nmodules:\n- {name: vision, num_ranks: 2, tp: 2}\n- {name: language, num_ranks: 30, tp: 3}\n",
+			// language starts at 2: tp groups [14 15 16] and [23 24 25] straddle nodes.
+			"2 of 10 tp groups span nodes; first: [14 15 16] on nodes 1-2 (gpus_per_node 8)",
+			"the module starts at rank 2, inside node 0: make its rank_offset a multiple of gpus_per_node 8"},
+		{"tp not a divisor of the node", "version: 1\ncluster: {nodes: 3, gpus_per_node: 4}\nmodules:\n- {name: language, num_ranks: 12, tp: 3}\n",
+			"2 of 4 tp groups span nodes; first: [3 4 5] on nodes 0-1 (gpus_per_node 4)",
+			"tp = 3 does not divide gpus_per_node 4, so some groups straddle a node boundary: make tp a divisor of 4"},
+		{"tp larger than a node", "version: 1\ncluster: {nodes: 2, gpus_per_node: 4}\nmodules:\n- {name: language, num_ranks: 8, tp: 8}\n",
+			"1 of 1 tp groups span nodes; first: [0 1 2 3 4 5 6 7] on nodes 0-1 (gpus_per_node 4)",
+			"a tp group of 8 ranks cannot fit the 4 GPUs of one node: lower tp to at most 4"},
+		{"cp strided past the node, tp_cp named", "version: 1\ncluster: {nodes: 4, gpus_per_node: 2}\nmodules:\n- {name: language, num_ranks: 8, tp: 2, cp: 2}\n",
+			"4 of 4 cp groups span nodes; first: [0 2] on nodes 0-1 (gpus_per_node 2); so do the tp_cp groups that hold them",
+			"a cp group's ranks stretch over 3 consecutive ranks (its members are tp*gtp_remat = 2 apart), more than a node's 2 GPUs: lower tp*gtp_remat or cp"},
+		{"cp members nodes apart", "version: 1\ncluster: {nodes: 8, gpus_per_node: 2}\nmodules:\n- {name: language, num_ranks: 16, tp: 2, gtp_remat: 2, cp: 4}\n",
+			"4 of 4 cp groups span nodes; first: [0 4 8 12] on nodes 0, 2, 4, 6 (gpus_per_node 2); so do the tp_cp groups that hold them",
+			"a cp group of 4 ranks cannot fit the 2 GPUs of one node: lower cp to at most 2"},
+		{"long cp group elided", "version: 1\ncluster: {nodes: 20, gpus_per_node: 1}\nmodules:\n- {name: language, num_ranks: 20, cp: 20}\n",
+			"1 of 1 cp groups span nodes; first: [0 1 2 3 4 5 6 7 ... (4 more) ... 12 13 14 15 16 17 18 19] on nodes 0-19 (gpus_per_node 1)",
+			"a cp group of 20 ranks cannot fit the 1 GPU of one node: lower cp to at most 1"},
+		{"long list of nodes elided", "version: 1\ncluster: {nodes: 40, gpus_per_node: 1}\nmodules:\n- {name: language, num_ranks: 40, tp: 2, cp: 20}\n",
+			"2 of 2 cp groups span nodes; first: [0 2 4 6 8 10 12 14 ... (4 more) ... 24 26 28 30 32 34 36 38] on nodes 0, 2, 4, 6, 8, 10, 12, 14, ..., 24, 26, 28, 30, 32, 34, 36, 38 (20 in all) (gpus_per_node 1); so do the tp_cp groups that hold them",
+			"a cp group of 20 ranks cannot fit the 1 GPU of one node: lower cp to at most 1"},
+		{"expt_tp", "version: 1\ncluster: {nodes: 2, gpus_per_node: 4}\nmodules:\n- {name: language, num_ranks: 8, tp: 4, expt_tp: 8}\n",
+			"1 of 1 expt_tp groups span nodes; first: [0 1 2 3 4 5 6 7] on nodes 0-1 (gpus_per_node 4)",
+			"an expt_tp group of 8 ranks cannot fit the 4 GPUs of one node: lower expt_tp to at most 4"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(tt.src)
+			var msgs []string
+			for _, d := range r.Diags.Items {
+				if d.Rule == "group-crosses-node" {
+					msgs = append(msgs, d.Message)
+				}
+			}
+			require.Contains(t, msgs, tt.message)
+			for _, d := range r.Diags.Items {
+				if d.Message == tt.message {
+					assert.Equal(t, diag.Warning, d.Severity)
+					assert.Equal(t, "language", d.Module)
+					assert.Contains(t, d.Hint, tt.hint)
+				}
+			}
+			assert.True(t, r.Valid(false), "warnings keep a layout valid")
+			assert.False(t, r.Valid(true), "unless strict")
+			assert.NotNil(t, r.Topology)
+		})
+	}
 }
 
 // The whole rule set stays fast on the 131,072-rank layout.
