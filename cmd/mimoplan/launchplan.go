@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -174,6 +175,12 @@ func runLaunchPlan(cmd *cobra.Command, args []string) error {
 		}
 		return silentExit(exitInvalid)
 	}
+	// The plan is made before any file is touched, so that a plan that
+	// cannot be written leaves no new topology behind.
+	var buf bytes.Buffer
+	if err := launch.Write(&buf, lf.format, plan); err != nil {
+		return usageErr("%v", err)
+	}
 	if topoPath != "" {
 		err := launch.WriteFile(topoPath, 0o644, func(w io.Writer) error { return render.JSON(w, res.Topology) })
 		if err != nil {
@@ -181,11 +188,14 @@ func runLaunchPlan(cmd *cobra.Command, args []string) error {
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "mimoplan: wrote the topology to %s\n", topoPath)
 	}
-	write := func(w io.Writer) error { return launch.Write(w, lf.format, plan) }
 	if lf.out == "" {
-		return write(cmd.OutOrStdout())
+		_, err := buf.WriteTo(cmd.OutOrStdout())
+		return err
 	}
-	if err := launch.WriteFile(lf.out, launch.FileMode(lf.format), write); err != nil {
+	if err := launch.WriteFile(lf.out, launch.FileMode(lf.format), func(w io.Writer) error {
+		_, err := buf.WriteTo(w)
+		return err
+	}); err != nil {
 		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "mimoplan: wrote the %s plan to %s\n", lf.format, lf.out)
@@ -232,6 +242,9 @@ func (lf *launchFlags) resolveHosts(t *validate.Topology) error {
 // pretrain_mimo.py arguments. The path in MIMOPLAN_TOPOLOGY is absolute,
 // so that every node finds it on a shared file system.
 func (lf *launchFlags) topologyPath(t *validate.Topology, layoutPath string) (string, error) {
+	if lf.out != "" && launch.SameFile(lf.out, layoutPath) {
+		return "", usageErr("--out %s is the layout file: writing there would overwrite the layout", lf.out)
+	}
 	path := lf.topologyOut
 	if path == "" {
 		if t.Target == layout.TargetMegatronLM && lf.opts.LayoutArgs {
@@ -242,6 +255,12 @@ func (lf *launchFlags) topologyPath(t *validate.Topology, layoutPath string) (st
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", usageErr("topology path: %v", err)
+	}
+	if launch.SameFile(path, layoutPath) {
+		return "", usageErr("the topology file %s is the layout file: writing there would overwrite the layout", path)
+	}
+	if lf.out != "" && launch.SameFile(path, lf.out) {
+		return "", usageErr("--topology-out and --out are the same file, %s: the plan would overwrite the topology", lf.out)
 	}
 	lf.opts.TopologyPath = abs
 	return path, nil

@@ -49,3 +49,16 @@ func WriteFile(path string, mode os.FileMode, write func(io.Writer) error) (err 
 	}
 	return nil
 }
+
+// SameFile reports whether two paths name one file: the same clean
+// absolute path, or, where both exist, the same file through links.
+func SameFile(a, b string) bool {
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	if errA == nil && errB == nil && absA == absB {
+		return true
+	}
+	stA, errA := os.Stat(a)
+	stB, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(stA, stB)
+}

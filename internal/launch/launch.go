@@ -365,6 +365,18 @@ func checkHosts(d *diag.List, l *layout.Layout, nnodes int, hosts []string, o Op
 	}
 }
 
+// torchrunSets are the variables torchrun's agent gives every worker
+// (LocalElasticAgent._start_workers), over whatever the environment held.
+// Set in a plan they would do nothing, except that MASTER_ADDR would move
+// the master of a Slurm plan, whose srun line reads it.
+var torchrunSets = map[string]bool{
+	"RANK": true, "LOCAL_RANK": true, "GROUP_RANK": true, "ROLE_RANK": true, "ROLE_NAME": true,
+	"WORLD_SIZE": true, "LOCAL_WORLD_SIZE": true, "GROUP_WORLD_SIZE": true, "ROLE_WORLD_SIZE": true,
+	"MASTER_ADDR": true, "MASTER_PORT": true,
+	"TORCHELASTIC_RESTART_COUNT": true, "TORCHELASTIC_MAX_RESTARTS": true, "TORCHELASTIC_RUN_ID": true,
+	"TORCHELASTIC_USE_AGENT_STORE": true,
+}
+
 func buildEnv(o Options) ([]EnvVar, error) {
 	omp := o.OMPThreads
 	if omp <= 0 {
@@ -380,6 +392,9 @@ func buildEnv(o Options) ([]EnvVar, error) {
 	for _, e := range o.Env {
 		if !envName.MatchString(e.Name) {
 			return nil, fmt.Errorf("environment variable name %q is not a valid name ([A-Za-z_][A-Za-z0-9_]*)", e.Name)
+		}
+		if torchrunSets[e.Name] {
+			return nil, fmt.Errorf("environment variable %s is set by torchrun for every worker from the plan: the plan's --env cannot set it", e.Name)
 		}
 		if strings.ContainsRune(e.Value, 0) {
 			return nil, fmt.Errorf("environment variable %s holds a NUL byte", e.Name)

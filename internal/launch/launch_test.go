@@ -388,6 +388,7 @@ func TestBuildErrors(t *testing.T) {
 		{"master with a zone", threeModule, Options{Hosts: hosts4, MasterAddr: "fe80::1%eth0", Program: []string{"x"}}, `master address "fe80::1%eth0" has an IPv6 zone`},
 		{"first host with a zone", threeModule, Options{Hosts: []string{"[fe80::1%eth0]", "h1", "h2", "h3"}, Program: []string{"x"}}, "give one without (--master-addr)"},
 		{"bad env name", threeModule, Options{Hosts: hosts4, Program: []string{"x"}, Env: []EnvVar{{"A-B", "1"}}}, `"A-B" is not a valid name`},
+		{"env torchrun sets", threeModule, Options{Hosts: hosts4, Program: []string{"x"}, Env: []EnvVar{{"NCCL_DEBUG", "INFO"}, {"LOCAL_RANK", "0"}}}, "LOCAL_RANK is set by torchrun for every worker"},
 		{"NUL in an argument", threeModule, Options{Hosts: hosts4, Program: []string{"x", "a\x00b"}}, "NUL"},
 		{"layout flag given twice", nemotron, Options{LayoutArgs: true, Program: []string{"p.py", "--mimo-llm-tp=4", "--micro-batch-size", "2"}}, "already set --mimo-llm-tp, --micro-batch-size"},
 		{"legacy layout flag given twice", nemotron, Options{LayoutArgs: true, LegacyArgNames: true, Program: []string{"p.py", "--llm-only"}}, "already set --llm-only"},

@@ -121,12 +121,14 @@ func WriteSh(w io.Writer, p *Plan) error {
 		p.table(bw, func(n Node) string { return n.Host })
 		fmt.Fprintf(bw, `set -euo pipefail
 
-node_rank="${1:-${NODE_RANK:-}}"
-case "$node_rank" in
-'' | *[!0-9]* | 0?*)
+usage() {
   echo "usage: $0 NODE_RANK (0-%[1]d), or set NODE_RANK" >&2
   exit 2
-  ;;
+}
+[ "$#" -le 1 ] || usage
+node_rank="${1:-${NODE_RANK:-}}"
+case "$node_rank" in
+'' | *[!0-9]* | 0?*) usage ;;
 esac
 if [ "${#node_rank}" -gt 9 ] || [ "$node_rank" -gt %[1]d ]; then
   echo "$0: node rank $node_rank is outside 0-%[1]d" >&2

@@ -142,6 +142,15 @@ func TestShScript(t *testing.T) {
 	res, code := run(nil)
 	assert.Equal(t, 2, code, res)
 	assert.Contains(t, res, "usage:")
+	res, code = run(nil, "1", "2")
+	assert.Equal(t, 2, code, "a second argument is a mistake, not ignored: %s", res)
+	assert.Contains(t, res, "usage:")
+	res, code = run([]string{"NODE_RANK=7"})
+	assert.Equal(t, 2, code, res)
+	assert.Contains(t, res, "node rank 7 is outside 0-3")
+	work, out, _ := strings.Cut(func() string { r, _ := run([]string{"NODE_RANK=3"}, "1"); return r }(), "|")
+	_, argv := record(t, filepath.Join(work, "rec.0"))
+	assert.Equal(t, p.Nodes[1].Command[1:], argv, "the argument wins over NODE_RANK: %s", out)
 }
 
 func TestShScriptC10d(t *testing.T) {
