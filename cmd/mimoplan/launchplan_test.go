@@ -80,6 +80,10 @@ func TestLaunchPlanExitCodes(t *testing.T) {
 		{"malformed hostfile", []string{"launch-plan", four, "--hostfile", junk, "--", "x"}, 2, "", `line 1: unexpected "cpus=4"`},
 		{"bad env", []string{"launch-plan", four, hosts, "--env", "NOEQUALS", "--", "x"}, 2, "", `invalid --env "NOEQUALS"`},
 		{"bad env name", []string{"launch-plan", four, hosts, "--env", "1X=2", "--", "x"}, 2, "", `"1X" is not a valid name`},
+		{"env torchrun sets", []string{"launch-plan", four, "--format", "slurm", "--env", "MASTER_ADDR=login1", "--", "x"}, 2, "", "MASTER_ADDR is set by torchrun"},
+		{"out over the layout", []string{"launch-plan", four, hosts, "--out", four, "--", "x"}, 2, "", "is the layout file"},
+		{"topology over the layout", []string{"launch-plan", four, hosts, "--topology-out", four, "--", "x"}, 2, "", "is the layout file"},
+		{"topology and plan one file", []string{"launch-plan", four, hosts, "--out", "p.sh", "--topology-out", "./p.sh", "--", "x"}, 2, "", "--topology-out and --out are the same file"},
 		{"empty host", []string{"launch-plan", four, "--hosts", "h0,,h2,h3", "--", "x"}, 2, "", "empty host name"},
 		{"odd host", []string{"launch-plan", four, "--hosts", "h0,h$1,h2,h3", "--", "x"}, 2, "", `host 1 "h$1"`},
 		{"host like an option", []string{"launch-plan", four, "--hosts", "h0,h1,-h2,h3", "--", "x"}, 2, "", `host 2 "-h2" is not a host name`},
@@ -145,6 +149,21 @@ func TestLaunchPlanOut(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	st, _ = os.Stat(jout)
 	assert.Equal(t, os.FileMode(0o644), st.Mode().Perm())
+}
+
+// TestLaunchPlanKeepsTheLayout: a plan whose default topology path would
+// be the layout file itself is refused before anything is written.
+func TestLaunchPlanKeepsTheLayout(t *testing.T) {
+	dir := t.TempDir()
+	l := filepath.Join(dir, "a.topology.json")
+	require.NoError(t, os.WriteFile(l, []byte(fourNode), 0o644))
+	code, _, stderr := mimoplan(t, "launch-plan", l, "--hosts", "h0,h1,h2,h3", "--out", filepath.Join(dir, "a.json"), "--", "x")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "the topology file "+l+" is the layout file")
+	b, _ := os.ReadFile(l)
+	assert.Equal(t, fourNode, string(b))
+	entries, _ := os.ReadDir(dir)
+	assert.Len(t, entries, 1)
 }
 
 func TestLaunchPlanJSON(t *testing.T) {
@@ -226,26 +245,107 @@ func TestLaunchPlanWarnings(t *testing.T) {
 	assert.Contains(t, stderr, "[group-crosses-node]")
 }
 
-// TestLaunchDocExamples keeps the worked example of docs/launch.md in step
-// with the binary. The example's topology sits in /mnt/shared/jobs; here it
-// goes to a temporary directory and --env puts the documented path back.
+// TestLaunchDocExamples keeps every example of docs/launch.md in step with
+// the binary: the four formats of the worked example, the c10d plan, the
+// tail of the megatron-lm plan and the refusals. The examples' topology
+// sits in /mnt/shared/jobs; here it goes to a temporary directory and --env
+// puts the documented path back.
 func TestLaunchDocExamples(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "launch.md"))
+	root, err := filepath.Abs(filepath.Join("..", "..", "layouts"))
 	require.NoError(t, err)
-	layoutPath := filepath.Join("..", "..", "layouts", "three-module-4node.yaml")
+	raw, err := os.ReadFile(filepath.Join(root, "..", "docs", "launch.md"))
+	require.NoError(t, err)
+	blocks := docBlocks(string(raw))
 	hostfile := writeFile(t, "hosts.txt", "# the four nodes of the job, in node-rank order\nnode0 slots=8\nnode1 slots=8\nnode2 slots=8\nnode3 slots=8\n")
+	// The doc names the layout as a file of the current directory.
+	t.Chdir(root)
 	prog := []string{"--", "train.py", "--data", "/mnt/shared/data", "--run-name", "first try"}
 	common := []string{"--topology-out", filepath.Join(t.TempDir(), "t.json"), "--env", "MIMOPLAN_TOPOLOGY=/mnt/shared/jobs/plan.topology.json"}
-	for format, extra := range map[string][]string{
-		"sh":    {"--hostfile", hostfile},
-		"json":  {"--hostfile", hostfile},
-		"slurm": nil,
-		"k8s":   {"--image", "nvcr.io/nvidia/pytorch:25.01-py3"},
-	} {
-		args := append([]string{"launch-plan", layoutPath, "--format", format}, extra...)
-		args = append(append(args, common...), prog...)
-		code, out, stderr := mimoplan(t, args...)
-		require.Equal(t, 0, code, stderr)
-		assert.Contains(t, string(doc), "\n"+out+"```", "docs/launch.md shows the %s plan the binary writes", format)
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"sh", append([]string{"--hostfile", hostfile}, prog...)},
+		{"json", append([]string{"--hostfile", hostfile, "--format", "json"}, prog...)},
+		{"slurm", append([]string{"--format", "slurm"}, prog...)},
+		{"k8s", append([]string{"--format", "k8s", "--image", "nvcr.io/nvidia/pytorch:25.01-py3"}, prog...)},
+		{"c10d", []string{"--hostfile", hostfile, "--rendezvous", "c10d", "--", "train.py"}},
 	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append(append([]string{"launch-plan", "three-module-4node.yaml"}, common...), tt.args...)
+			code, out, stderr := mimoplan(t, args...)
+			require.Equal(t, 0, code, stderr)
+			assertDocBlock(t, blocks, out)
+		})
+	}
+
+	t.Run("megatron-lm", func(t *testing.T) {
+		code, out, stderr := mimoplan(t, "launch-plan", "llm-only-moe-16gpu.yaml", "--hosts", "node0,node1",
+			"--", "examples/mimo/pretrain_mimo.py", "--use-distributed-optimizer")
+		require.Equal(t, 0, code, stderr)
+		_, tail, ok := strings.Cut(out, "\nexec torchrun")
+		require.True(t, ok, out)
+		want := "$ mimoplan launch-plan layouts/llm-only-moe-16gpu.yaml --hosts node0,node1 \\\n" +
+			"    -- examples/mimo/pretrain_mimo.py --use-distributed-optimizer\n...\nexec torchrun" + tail
+		assertDocBlock(t, blocks, want)
+	})
+
+	t.Run("refusals", func(t *testing.T) {
+		var want strings.Builder
+		for _, args := range [][]string{
+			{"--hosts", "node0,node1,node2"},
+			{"--hosts", "localhost,node1,node1,node3", "--master-port", "70000"},
+		} {
+			args = append(append([]string{"launch-plan", "three-module-4node.yaml"}, args...), "--", "train.py")
+			code, out, stderr := mimoplan(t, args...)
+			require.Equal(t, 1, code, stderr)
+			assert.Empty(t, out)
+			want.WriteString("$ mimoplan " + strings.Join(args, " ") + "\n" + stderr)
+		}
+		assertDocBlock(t, blocks, want.String())
+	})
+}
+
+// docBlocks returns the contents of the fenced code blocks of a Markdown
+// document, each with its final newline.
+func docBlocks(doc string) []string {
+	var blocks []string
+	var b strings.Builder
+	in := false
+	for _, line := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(line, "```") {
+			if in {
+				blocks = append(blocks, b.String())
+				b.Reset()
+			}
+			in = !in
+			continue
+		}
+		if in {
+			b.WriteString(line + "\n")
+		}
+	}
+	return blocks
+}
+
+// assertDocBlock finds want among the blocks; failing that, it compares
+// want with the block that starts with the same line, for a readable diff.
+func assertDocBlock(t *testing.T, blocks []string, want string) {
+	t.Helper()
+	first, _, _ := strings.Cut(want, "\n")
+	var near string
+	for _, b := range blocks {
+		if b == want {
+			return
+		}
+		if strings.HasPrefix(b, first+"\n") && near == "" {
+			near = b
+		}
+	}
+	if near == "" {
+		t.Errorf("docs/launch.md has no block starting %q; the binary writes:\n%s", first, want)
+		return
+	}
+	assert.Equal(t, want, near, "docs/launch.md is out of step with the binary")
 }
