@@ -155,15 +155,7 @@ func (c *checker) spans() bool {
 		c.r.Mode = Colocated
 	} else {
 		c.r.Mode = NonColocated
-		for i, a := range ss {
-			for _, b := range ss[i+1:] {
-				if a.end > b.start && b.end > a.start {
-					c.d.Add("span-overlap", b.m.Pos("rank_offset"), b.m.Name,
-						"give every module the same span (colocated) or make the spans disjoint (non-colocated)",
-						"span %v overlaps module %q at %v without being identical to it", b, a.m.Name, a)
-				}
-			}
-		}
+		c.overlaps(ss)
 	}
 	if gaps, n := uncovered(ss, l.WorldSize); n > 0 {
 		hint := "every rank must belong to a module: extend a module, add one, or shrink world_size"
@@ -174,6 +166,38 @@ func (c *checker) spans() bool {
 		c.d.Add("world-gap", l.Pos(worldKey(l)), "", hint, what, gaps, l.WorldSize)
 	}
 	return true
+}
+
+// overlaps reports each module whose span overlaps that of an earlier one
+// (in layout order), naming the first such module: at most one diagnostic
+// per module, however many spans pile up on the same ranks. Disjoint
+// spans, the common case, are told apart in O(n log n) first.
+func (c *checker) overlaps(ss []span) {
+	sorted := slices.Clone(ss)
+	slices.SortFunc(sorted, func(a, b span) int { return a.start - b.start })
+	disjoint := true
+	for i := 1; i < len(sorted) && disjoint; i++ {
+		disjoint = sorted[i].start >= sorted[i-1].end
+	}
+	if disjoint {
+		return
+	}
+	for j, b := range ss {
+		for _, a := range ss[:j] {
+			if a.end <= b.start || b.end <= a.start {
+				continue
+			}
+			hint := "give every module the same span (colocated) or make the spans disjoint (non-colocated)"
+			if a.start == b.start && a.end == b.end {
+				c.d.Add("span-overlap", b.m.Pos("rank_offset"), b.m.Name, hint,
+					"span %v is module %q's too, but other modules have other spans: modules share their ranks only when all of them do (colocated)", b, a.m.Name)
+			} else {
+				c.d.Add("span-overlap", b.m.Pos("rank_offset"), b.m.Name, hint,
+					"span %v overlaps module %q at %v without being identical to it", b, a.m.Name, a)
+			}
+			break
+		}
+	}
 }
 
 func worldKey(l *layout.Layout) string {

@@ -74,6 +74,36 @@ func TestCoreRules(t *testing.T) {
 	}
 }
 
+func TestSpanOverlapMessages(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want []string
+	}{
+		{"overlap names the first earlier module", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: audio, num_ranks: 4}\n- {name: language, num_ranks: 6, rank_offset: 2}\n",
+			[]string{"span [2, 8) overlaps module \"vision\" at [0, 4) without being identical to it"}},
+		{"identical spans among others", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: audio, num_ranks: 4, rank_offset: 0}\n- {name: language, num_ranks: 4}\n",
+			[]string{"span [0, 4) is module \"vision\"'s too, but other modules have other spans: modules share their ranks only when all of them do (colocated)"}},
+		{"one diagnostic per module", "version: 1\nworld_size: 8\nmodules:\n- {name: language, num_ranks: 8}\n- {name: a, num_ranks: 1, rank_offset: 0}\n- {name: b, num_ranks: 2, rank_offset: 0}\n- {name: c, num_ranks: 3, rank_offset: 0}\n",
+			[]string{
+				"span [0, 1) overlaps module \"language\" at [0, 8) without being identical to it",
+				"span [0, 2) overlaps module \"language\" at [0, 8) without being identical to it",
+				"span [0, 3) overlaps module \"language\" at [0, 8) without being identical to it",
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, d := range check(tt.src).Diags.Items {
+				if d.Rule == "span-overlap" {
+					got = append(got, d.Message)
+				}
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
 func TestWorldGapNamesRanges(t *testing.T) {
 	r := check("version: 1\nworld_size: 16\nmodules:\n- {name: vision, num_ranks: 4, rank_offset: 1}\n- {name: language, num_ranks: 4, rank_offset: 8}\n")
 	require.Len(t, r.Diags.Items, 1)
