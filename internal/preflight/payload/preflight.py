@@ -84,7 +84,14 @@ SIZE_FIELDS = BASE_DIMS[:4] + ("pp",) + EXPERT_DIMS[:4]
 
 
 class PlanError(Exception):
-    """The plan cannot be used; the message lists every problem found."""
+    """The plan or this rank's environment cannot be used; the message
+    lists every problem found. A problem of the plan is the same on every
+    rank that read the same file, so one rank per node says it; per_rank
+    marks a problem of this rank alone, which it says itself."""
+
+    def __init__(self, msg, per_rank=False):
+        Exception.__init__(self, msg)
+        self.per_rank = per_rank
 
 
 # --- the groups Megatron builds ----------------------------------------------
@@ -331,9 +338,14 @@ def kind_steps(groups):
 
 
 def schedule(groups, world, bandwidth=True):
-    """The global step list. Create steps involve every rank (new_group is
+    """The global step list. Binding the GPU is each rank's own step;
+    NCCL's init and the create steps involve every rank (new_group is
     collective over the world); check steps only the group's members."""
-    steps = [Step(0, "exchange", "placement and plan exchange through the store", None)]
+    steps = [
+        Step(0, "bind", "binding the GPU of LOCAL_RANK (CUDA init)", None, lambda r: [r]),
+        Step(1, "init", "init_process_group (NCCL init over the world)", None),
+        Step(2, "exchange", "placement and plan exchange through the store", None),
+    ]
     create, check, timing = {}, {}, {}
     for g in groups:
         create[g.gid] = len(steps)
@@ -394,6 +406,8 @@ def timeout_report(step, rank, peers, entered, steps, timeout):
         lines.append("  ... and %d more ranks" % (said - MAX_RANK_LINES))
     if late:
         lines.append("  ranks that did not answer: %s" % _fold(late))
+    elif list(peers) == [rank]:
+        lines.append("  no other rank takes part: this rank is stuck in it (a GPU or driver problem)")
     else:
         lines.append(
             "  every rank of %s reached this step: the collective itself did not complete "
@@ -602,8 +616,8 @@ def parse_args(argv):
     p.add_argument("--lazy-init", action="store_true", help="do not bind the device at init: NCCL communicators are created at first use, not split from the world's")
     p.add_argument("--inject", type=parse_inject, default=None, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
-    if a.bytes < 0 or a.iters < 1 or a.timeout <= 0:
-        p.error("--bytes must be >= 0, --iters >= 1, --timeout > 0")
+    if a.bytes < 0 or 0 < a.bytes < 4 or a.iters < 1 or a.timeout <= 0:
+        p.error("--bytes must be 0 or at least 4 (one float32), --iters >= 1, --timeout > 0")
     return a
 
 
@@ -709,6 +723,29 @@ def wait_for(done):
         time.sleep(0.0002)
 
 
+def human_bytes(n):
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size and n % size == 0:
+            return "%d %s" % (n // size, unit)
+    return "%d B" % n
+
+
+def agent_store():
+    """Whether MASTER_ADDR:MASTER_PORT is torchrun's agent store, which is
+    up before any worker starts; otherwise rank 0 hosts the store inside
+    init_process_group and no rank can connect before that."""
+    return os.environ.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() in ("1", "true")
+
+
+def exit_now(code):
+    """Flush and leave without tearing NCCL down: tearing down many
+    communicators is slow and can block in C++ holding the GIL, where no
+    Python timer could end it; the verdict is already out."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 def run(args):
     rank, world = env_int("RANK"), env_int("WORLD_SIZE")
     local_rank = env_int("LOCAL_RANK")
@@ -722,6 +759,8 @@ def run(args):
     errs = check_plan(plan, world)
     if errs:
         raise PlanError("%s cannot be used:\n  %s" % (args.plan, "\n  ".join(errs)))
+    if args.inject and args.inject[1] >= world:
+        raise PlanError("--inject %s:%d names no rank of the %d" % (args.inject + (world,)))
     groups = build_groups(plan)
     steps, create_at, check_at, timing_at = schedule(groups, world, bandwidth=args.bytes > 0)
     plan_mods = {m["name"]: m for m in plan["modules"]}
@@ -731,21 +770,38 @@ def run(args):
     import torch
     import torch.distributed as dist
 
+    addr, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
+    prefix = "mimoplan-preflight/%s" % os.environ.get("TORCHELASTIC_RUN_ID", "run")
+
+    def start_tracker():
+        store = dist.TCPStore(addr, port, is_master=False, timeout=datetime.timedelta(seconds=args.timeout))
+        watch_store = dist.TCPStore(addr, port, is_master=False, timeout=datetime.timedelta(seconds=10))
+        tracker = Tracker(rank, world, steps, store, watch_store, args.timeout, prefix)
+        TRACKERS.append(tracker)
+        return tracker
+
+    # Under torchrun the store is up already: watch the GPU binding and
+    # NCCL's init too, so that a rank stuck in either is named.
+    tracker = start_tracker() if agent_store() else None
+    if tracker:
+        tracker.enter(steps[0])
     if not torch.cuda.is_available() or local_rank >= torch.cuda.device_count():
-        raise PlanError("LOCAL_RANK %d, but this host shows %d CUDA devices" % (local_rank, torch.cuda.device_count()))
+        raise PlanError("LOCAL_RANK %d, but this host shows %d CUDA devices" % (local_rank, torch.cuda.device_count()), per_rank=True)
     torch.cuda.set_device(local_rank)
     device = torch.device("cuda", local_rank)
+    if tracker:
+        tracker.leave()
+        tracker.enter(steps[1])
     # NCCL's own watchdog must not fire before ours: its report names no group.
     nccl_timeout = datetime.timedelta(seconds=args.timeout + max(30.0, args.timeout))
     t0 = time.monotonic()
     dist.init_process_group("nccl", timeout=nccl_timeout, device_id=None if args.lazy_init else device)
     t_init = time.monotonic() - t0
-    addr, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
-    store = dist.TCPStore(addr, port, is_master=False, timeout=datetime.timedelta(seconds=args.timeout))
-    watch_store = dist.TCPStore(addr, port, is_master=False, timeout=datetime.timedelta(seconds=10))
-    prefix = "mimoplan-preflight/%s" % os.environ.get("TORCHELASTIC_RUN_ID", "run")
-    tracker = Tracker(rank, world, steps, store, watch_store, args.timeout, prefix)
-    TRACKERS.append(tracker)
+    if tracker:
+        tracker.leave()
+    else:
+        tracker = start_tracker()
+    store = tracker.store
 
     # 1. placement and plan, through the store: no NCCL involved.
     props = torch.cuda.get_device_properties(local_rank)
@@ -760,7 +816,7 @@ def run(args):
         "plan_sha": hashlib.sha256(raw).hexdigest(),
         "payload_sha": file_sha(__file__),
     }
-    tracker.enter(steps[0])
+    tracker.enter(steps[2])
     store.set("%s/info/%d" % (prefix, rank), json.dumps(info))
     keys = ["%s/info/%d" % (prefix, r) for r in range(world)]
     wait_for(lambda: store.check(keys))
@@ -780,7 +836,7 @@ def run(args):
         if rank == 0:
             say(rank, ["FAILED placement:"] + ["  " + p for p in problems])
         tracker.finish()
-        os._exit(EXIT_FAILED)
+        exit_now(EXIT_FAILED)
 
     # 2. every group, on every rank, in one global order.
     t0 = time.monotonic()
@@ -817,7 +873,7 @@ def run(args):
     times = {}
     if args.bytes > 0:
         n = args.bytes // 4
-        buf = torch.ones(n, dtype=torch.float32, device=device)
+        buf = torch.zeros(n, dtype=torch.float32, device=device)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         for (module, kind), gs in kind_steps(groups):
             mine = [g for g in gs if rank in g.ranks]
@@ -825,12 +881,14 @@ def run(args):
                 continue
             pg = pgs[mine[0].gid]
             tracker.enter(steps[timing_at[(module, kind)]])
-            work = dist.all_reduce(buf, group=pg, async_op=True)  # warm-up, and meets the peers
-            wait_for(work.is_completed)
+            # The clock starts on the GPU when the warm-up ends, which is
+            # the same moment on every member: the host's lag does not count.
+            # wait() makes the current stream wait for NCCL's; the host does not.
+            dist.all_reduce(buf, group=pg, async_op=True).wait()
             start.record()
             for _ in range(args.iters):
                 work = dist.all_reduce(buf, group=pg, async_op=True)
-            work.wait()  # the current stream waits for NCCL's; the host does not
+            work.wait()
             end.record()
             wait_for(end.query)
             times["%s/%s" % (module, kind)] = start.elapsed_time(end) / 1e3 / args.iters
@@ -848,7 +906,7 @@ def run(args):
         lines = [
             "groups: created %d in %.2fs, checked in %.2fs; bandwidth: %s" % (
                 len(groups), t_create, t_check,
-                "%d MiB all-reduce, mean of %d" % (args.bytes >> 20, args.iters) if args.bytes else "skipped"),
+                "%s all-reduce, mean of %d" % (human_bytes(args.bytes), args.iters) if args.bytes else "skipped"),
             "",
         ] + format_table(rows) + [""]
         if failures:
@@ -858,34 +916,23 @@ def run(args):
             lines += ["ok: all %d groups match the plan (members and all-reduce sums) on %d ranks" % (len(groups), world)]
         say(rank, lines)
     tracker.finish()
-    code = EXIT_FAILED if failures else EXIT_OK
-    # Tearing down many communicators can stall; the verdict is already out.
-    guard = threading.Timer(30, os._exit, [code])
-    guard.daemon = True
-    guard.start()
-    dist.destroy_process_group()
-    return code
+    exit_now(EXIT_FAILED if failures else EXIT_OK)
 
 
 def main(argv=None):
     args = parse_args(argv)
     rank = int(os.environ.get("RANK", "0"))
     try:
-        code = run(args)
-    except PlanError as e:
-        if rank == 0:
+        run(args)
+    except (PlanError, OSError) as e:
+        # An unreadable file may be missing on one node only.
+        if getattr(e, "per_rank", True) or os.environ.get("LOCAL_RANK", "0") == "0":
             say(rank, ["preflight: %s" % e], sys.stderr)
-        code = EXIT_UNUSABLE
-    except OSError as e:
-        if rank == 0:
-            say(rank, ["preflight: %s" % e], sys.stderr)
-        code = EXIT_UNUSABLE
+        exit_now(EXIT_UNUSABLE)
     except Exception as e:  # an NCCL or torch error inside a step
         where = TRACKERS[0].current if TRACKERS and TRACKERS[0].current else None
         say(rank, ["preflight: %s%s: %s" % ("" if where is None else "%s failed: " % where, type(e).__name__, e)], sys.stderr)
-        # NCCL may hang in teardown after an error.
-        os._exit(EXIT_FAILED)
-    sys.exit(code)
+        exit_now(EXIT_FAILED)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -182,7 +183,8 @@ class Schedule(unittest.TestCase):
         self.assertEqual(len(groups), (8 + 12 * 2) + (5 + 15 * 2 + 2))
         steps, create, check, timing = pf.schedule(groups, 4)
         self.assertEqual([s.index for s in steps], list(range(len(steps))))
-        self.assertEqual(steps[0].what, "exchange")
+        self.assertEqual([s.what for s in steps[:3]], ["bind", "init", "exchange"])
+        self.assertEqual(steps[0].peers(2, 4), [2], "binding the GPU is the rank's own step")
         self.assertEqual(steps[-1].what, "gather")
         for g in groups:
             self.assertTrue(steps[create[g.gid]].takes_part(3), "every rank creates every group")
@@ -381,6 +383,145 @@ class CommandLine(unittest.TestCase):
     def test_other_ranks_stay_quiet(self):
         code, err = self.run_payload(nonco4(), {"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1"})
         self.assertEqual((code, err), (pf.EXIT_UNUSABLE, ""))
+
+
+FAKE_TORCH = os.path.join(HERE, "fake_torch")
+
+
+def launch(plan, world, args=(), env=None, stop_on_failure=True, until=None, limit=60):
+    """Run preflight.py on world processes with the fake torch, as torchrun
+    would (every rank's environment; once one rank fails the others are
+    stopped, unless stop_on_failure is false). With until, the run ends
+    when those ranks have ended by themselves, and the others are killed.
+    Returns (exit codes, rank 0's stdout, every rank's stderr, wall
+    seconds)."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "plan.json")
+        with open(path, "w") as f:
+            json.dump(plan, f)
+        store = os.path.join(d, "store")
+        os.mkdir(store)
+        procs, outs, errs = [], [], []
+        start = time.monotonic()
+        for r in range(world):
+            e = dict(os.environ)
+            e.update(
+                RANK=str(r), WORLD_SIZE=str(world), LOCAL_RANK=str(r), LOCAL_WORLD_SIZE=str(world),
+                MASTER_ADDR="127.0.0.1", MASTER_PORT="1", TORCHELASTIC_RUN_ID="test",
+                TORCHELASTIC_USE_AGENT_STORE="True", FAKE_TORCH_DIR=store,
+                PYTHONPATH=os.pathsep.join([FAKE_TORCH] + [p for p in [os.environ.get("PYTHONPATH")] if p]),
+                PYTHONDONTWRITEBYTECODE="1",
+            )
+            e.update(env or {})
+            outs.append(open(os.path.join(d, "out%d" % r), "w+"))
+            errs.append(open(os.path.join(d, "err%d" % r), "w+"))
+            procs.append(subprocess.Popen([sys.executable, os.path.join(HERE, "preflight.py"), "--plan", path] + list(args),
+                                          stdout=outs[-1], stderr=errs[-1], env=e))
+        late = False
+        while True:
+            codes = [p.poll() for p in procs]
+            if None not in codes or (until and all(codes[r] is not None for r in until)):
+                break
+            if time.monotonic() - start > limit:
+                late = True
+                break
+            if stop_on_failure and any(codes):
+                for p in procs:
+                    if p.poll() is None:
+                        p.terminate()
+            time.sleep(0.01)
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        wall = time.monotonic() - start
+        text = []
+        for f in outs + errs:
+            f.seek(0)
+            text.append(f.read())
+            f.close()
+        out, err = text[0], "".join("[stderr of rank %d]\n%s" % (r, t) for r, t in enumerate(text[world:]) if t)
+        if late:
+            raise AssertionError("ranks %s still running after %ds\n%s%s" % (
+                [r for r, c in enumerate(codes) if c is None], limit, out, err))
+        return [p.returncode for p in procs], out, err, wall
+
+
+class Distributed(unittest.TestCase):
+    """run() end to end on CPU: several ranks, the fake torch."""
+
+    def coloc4(self):
+        return plan_of(4, module("vision", 0, 4, tp=2), module("language", 0, 4, tp=4), mode="colocated")
+
+    def test_healthy(self):
+        for name, plan, args in [
+            ("non-colocated", nonco4(), ["--bytes", "64"]),
+            ("colocated", self.coloc4(), ["--bytes", "1024", "--iters", "2"]),
+            ("colocated, lazy init", self.coloc4(), ["--bytes", "0", "--lazy-init"]),
+        ]:
+            with self.subTest(name):
+                codes, out, err, _ = launch(plan, 4, args)
+                self.assertEqual(codes, [0] * 4, out + err)
+                groups = pf.build_groups(plan)
+                self.assertIn("ok: all %d groups match the plan (members and all-reduce sums) on 4 ranks" % len(groups), out)
+                self.assertIn("MODULE    GROUP", out)
+                self.assertNotIn("FAILED", out)
+                self.assertEqual(err, "")
+        self.assertRegex(out, r"\nvision    tp                        2     2/2         2/2     -           \[0,1\] \[2,3\]\n")
+        self.assertRegex(out, r"\nlanguage  tp                        4     1/1         1/1     -           \[0,1,2,3\]\n")
+
+    def test_corrupted_plan_fails(self):
+        with open(os.path.join(TESTDATA, "corrupt-coloc-4gpu.plan.json")) as f:
+            plan = json.load(f)
+        codes, out, _, _ = launch(plan, 4, ["--bytes", "0"], stop_on_failure=False)
+        self.assertEqual(codes, [pf.EXIT_FAILED] * 4, out)
+        self.assertIn("FAILED: 2 of 117 groups disagree with the plan", out)
+        self.assertIn("vision/tp#0 [0,1]: rank 0: new_group gave [0, 1], the plan has [0, 2]", out)
+        self.assertIn("vision/tp#1 [2,3]: rank 3: the all-reduce summed ranks [2,3], the plan predicts [1, 3]", out)
+
+    def test_reorder_is_caught_by_the_sums(self):
+        codes, out, _, _ = launch(self.coloc4(), 4, ["--bytes", "0", "--inject", "reorder:1"], stop_on_failure=False)
+        self.assertEqual(codes, [pf.EXIT_FAILED] * 4, out)
+        self.assertIn("FAILED: 1 of 117 groups disagree with the plan", out)
+        self.assertIn("vision/tp#0 [0,1]: rank 0: the all-reduce summed ranks [0], the plan predicts [0, 1]", out)
+        self.assertIn("vision/tp#0 [0,1]: rank 1: the all-reduce summed ranks [1], the plan predicts [0, 1]", out)
+        self.assertNotIn("new_group gave", out)
+
+    def test_timeouts_name_the_missing_rank(self):
+        """The waiting ranks leave by themselves (3) soon after --timeout,
+        naming the rank that did not answer and where it is; nothing but
+        the stalled rank is left to stop."""
+        cases = [
+            ("stall before a collective", {}, ["--inject", "stall:1"], [0, 2, 3],
+             "rank 1 did not answer: it is still at step 119 (new_group language/pos_embd#3 [3])"),
+            ("stuck binding its GPU", {"FAKE_TORCH_HANG": "set_device:2"}, [], [0, 1, 3],
+             "rank 2 did not answer: it is still at step 0 (binding the GPU of LOCAL_RANK"),
+        ]
+        for name, env, args, waiting, want in cases:
+            with self.subTest(name):
+                codes, _, err, wall = launch(self.coloc4(), 4, ["--bytes", "0", "--timeout", "1"] + args, env,
+                                             stop_on_failure=False, until=waiting, limit=20)
+                self.assertEqual([codes[r] for r in waiting], [pf.EXIT_TIMEOUT] * 3, err)
+                self.assertIn(want, err)
+                self.assertLess(wall, 15)
+
+    def test_stuck_inside_a_collective(self):
+        codes, _, err, _ = launch(nonco4(), 4, ["--bytes", "0", "--timeout", "1"],
+                                  {"FAKE_TORCH_HANG": "init:3"}, stop_on_failure=False, until=[0, 1, 2], limit=20)
+        self.assertEqual(codes[:3], [pf.EXIT_TIMEOUT] * 3, err)
+        self.assertIn("step 1 (init_process_group (NCCL init over the world)) did not finish within 1s", err)
+        self.assertIn("every rank of [0,1,2,3] reached this step", err)
+
+    def test_placement_failure(self):
+        codes, out, _, _ = launch(nonco4(), 4, ["--bytes", "0"], {"FAKE_TORCH_UUID": "GPU-same"}, stop_on_failure=False)
+        self.assertEqual(codes, [pf.EXIT_FAILED] * 4, out)
+        self.assertIn("FAILED placement:", out)
+        self.assertIn("ranks [0,1,2,3] share one GPU (GPU-same)", out)
+
+    def test_too_few_gpus(self):
+        codes, _, err, _ = launch(nonco4(), 4, ["--bytes", "0"], {"FAKE_TORCH_GPUS": "2"})
+        self.assertIn(pf.EXIT_UNUSABLE, codes)
+        self.assertRegex(err, r"\[rank [23]\] preflight: LOCAL_RANK [23], but this host shows 2 CUDA devices")
 
 
 if __name__ == "__main__":
