@@ -31,28 +31,28 @@ var catalogue = []Rule{
 	{"world-gap", Error, "Some ranks of the world belong to no module.", "examples/mimo/training/topology.py _validate_grid_layout"},
 
 	// Communicator rules.
-	{"bridge-leaders-not-divisible", Error, "Encoder and language data-lane counts (dp*gtp_remat) do not divide one another.", "megatron/core/pipeline_parallel/bridge_communicator.py"},
-	{"bridge-cp-unsupported", Error, "The cross-module bridge needs cp 1 on both ends.", "megatron/core/pipeline_parallel/bridge_communicator.py"},
-	{"colocated-pp-cp-unsupported", Error, "Colocated modules need pp 1 and cp 1.", "megatron/core/models/mimo/comm/colocated_communicator.py"},
-	{"dp-not-compatible", Error, "Two modules' dp sizes do not divide one another.", "colocated_communicator.py; Megatron-Bridge MegatronMIMOParallelismConfig.finalize"},
+	{"bridge-leaders-not-divisible", Error, "Encoder and language data-lane counts (dp*gtp_remat) do not divide one another.", "megatron/core/pipeline_parallel/bridge_communicator.py BridgeCommunicator.build_comm_map"},
+	{"bridge-cp-unsupported", Error, "The cross-module bridge needs cp 1 on both ends.", "megatron/core/pipeline_parallel/bridge_communicator.py BridgeCommunicator.__init__"},
+	{"colocated-pp-cp-unsupported", Error, "Colocated modules need pp 1 and cp 1.", "megatron/core/models/mimo/comm/colocated_communicator.py ColocatedBridgeCommunicator._validate_grids"},
+	{"dp-not-compatible", Error, "Two modules' dp sizes do not divide one another.", "colocated_communicator.py _validate_grids; Megatron-Bridge MegatronMIMOParallelismConfig._validate_parallelism_constraints"},
 
 	// Batch rules.
-	{"fanout-not-divisible", Error, "An encoder's micro-batch (mbs*llm_dp*llm_gtp_remat/encoder_dp) is not whole.", "examples/mimo/training/data.py"},
-	{"global-batch-not-divisible", Error, "global_batch_size is not divisible by the per-step batch.", "examples/mimo/training/args.py; megatron_mimo_parallel_utils.validate_data_loader_contract"},
+	{"fanout-not-divisible", Error, "An encoder's micro-batch (mbs*llm_dp*llm_gtp_remat/encoder_dp) is not whole.", "examples/mimo/training/data.py select_mock_data_iterator; args.py validate_hetero_grid_args"},
+	{"global-batch-not-divisible", Error, "global_batch_size is not divisible by the per-step batch.", "examples/mimo/training/args.py; Megatron-Bridge megatron_mimo_parallel_utils.validate_data_loader_contract"},
 	{"micro-batch-not-divisible", Error, "micro_batch_size is not divisible by a module's dp.", "Megatron-Bridge megatron_mimo_parallel_utils.validate_data_loader_contract"},
 
 	// Target megatron-lm.
-	{"colocated-unsupported", Error, "The target runtime cannot run colocated modules.", "examples/mimo/pretrain_mimo.py; MegatronMIMOParallelismConfig.finalize"},
-	{"too-many-encoders", Error, "The target runtime supports at most one encoder.", "examples/mimo/training/args.py"},
-	{"encoder-not-first", Error, "The encoder's span must start at rank 0.", "examples/mimo/training/args.py"},
-	{"cp-unsupported", Error, "The target runtime needs cp 1 everywhere.", "examples/mimo/training/args.py"},
-	{"encoder-parallelism-unsupported", Error, "The encoder needs pp 1 and ep 1.", "examples/mimo/training/args.py"},
+	{"colocated-unsupported", Error, "The target runtime cannot run colocated modules.", "examples/mimo/pretrain_mimo.py, args.py validate_hetero_grid_args; Megatron-Bridge MegatronMIMOParallelismConfig._validate_heterogeneous"},
+	{"too-many-encoders", Error, "The target runtime supports at most one encoder.", "examples/mimo/training/args.py build_module_grid_specs"},
+	{"encoder-not-first", Error, "The encoder's span must start at rank 0.", "examples/mimo/training/args.py (\"encoder span always starts at rank 0\")"},
+	{"cp-unsupported", Error, "The target runtime needs cp 1 everywhere.", "examples/mimo/training/args.py (\"hetero MIMO training currently supports CP=1 only\")"},
+	{"encoder-parallelism-unsupported", Error, "The encoder needs pp, ep, expt_tp, gtp_remat and expt_gtp_remat 1.", "examples/mimo/training/args.py build_module_grid_specs"},
 	{"llm-only-not-whole-world", Error, "A single language module must cover the world from rank 0.", "examples/mimo/training/args.py (--llm-only)"},
 
 	// Target megatron-bridge.
-	{"encoder-not-dense", Error, "Encoders must be dense: ep 1 and expt_tp 1.", "Megatron-Bridge MegatronMIMOParallelismConfig.finalize"},
-	{"tp-not-power-of-two", Error, "tp must be a power of two.", "Megatron-Bridge MegatronMIMOParallelismConfig.finalize"},
-	{"gtp-unsupported", Error, "gtp_remat must be 1.", "Megatron-Bridge MegatronMIMOParallelismConfig.finalize"},
+	{"encoder-not-dense", Error, "Encoders must be dense: ep 1 and expt_tp 1.", "Megatron-Bridge MegatronMIMOParallelismConfig._validate_encoder_expert_parallelism"},
+	{"tp-not-power-of-two", Error, "tp must be a power of two.", "Megatron-Bridge MegatronMIMOParallelismConfig._validate_parallelism_constraints"},
+	{"gtp-unsupported", Error, "gtp_remat must be 1.", "Megatron-Bridge ModuleParallelismConfig (no GTP size)"},
 
 	// Node locality.
 	{"group-crosses-node", Warning, "A tp, cp, tp_cp or expt_tp group spans more than one node.", "NVLink domain: these groups carry per-layer traffic"},

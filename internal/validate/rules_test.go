@@ -141,6 +141,9 @@ func TestMegatronLMRules(t *testing.T) {
 		{"encoder parallelism", "version: 1\ntarget: megatron-lm\nworld_size: 12\nmodules:\n- {name: vision, num_ranks: 8, pp: 2, ep: 2, expt_tp: 2}\n- {name: language, num_ranks: 4}\n",
 			[]at{{"encoder-parallelism-unsupported", 5, 36, "vision"}, {"encoder-parallelism-unsupported", 5, 43, "vision"}, {"encoder-parallelism-unsupported", 5, 55, "vision"}}},
 		{"language may use pp and ep", head + "modules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, pp: 2, ep: 2}\n", nil},
+		{"encoder gtp", "version: 1\ntarget: megatron-lm\nworld_size: 12\nmodules:\n- {name: vision, num_ranks: 8, gtp_remat: 2, expt_gtp_remat: 2}\n- {name: language, num_ranks: 4}\n",
+			[]at{{"encoder-parallelism-unsupported", 5, 43, "vision"}, {"encoder-parallelism-unsupported", 5, 62, "vision"}}},
+		{"language may use gtp", head + "modules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, gtp_remat: 2, expt_gtp_remat: 2}\n", nil},
 	})
 }
 

@@ -1,6 +1,7 @@
 package validate_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -55,7 +56,13 @@ func TestRulesDocMatchesCatalogue(t *testing.T) {
 	assert.Equal(t, want, got, "docs/rules.md headings vs internal/diag/rules.go")
 }
 
-var yamlBlock = regexp.MustCompile("(?s)```yaml\n(.*?)```")
+var (
+	yamlBlock = regexp.MustCompile("(?s)```yaml\n(.*?)```")
+	// outputBlock is a YAML example followed by the diagnostics mimoplan
+	// prints for it as layout.yaml.
+	sourceLine  = regexp.MustCompile(`\*\* · source: (.*)`)
+	outputBlock = regexp.MustCompile("(?s)```yaml\n(.*?)```\n\n```\n(layout\\.yaml:.*?)```")
+)
 
 // TestRulesDocExamples: each section states its rule's severity and
 // source, says how to fix it, and each of its YAML examples breaks it and
@@ -66,6 +73,10 @@ func TestRulesDocExamples(t *testing.T) {
 			r, ok := diag.Lookup(s.id)
 			require.True(t, ok)
 			assert.Contains(t, s.body, "**"+string(r.Severity)+"** · source: ")
+			// The catalogue's source (which SARIF carries) is the doc's.
+			if m := sourceLine.FindStringSubmatch(s.body); assert.NotNil(t, m) {
+				assert.Equal(t, strings.ReplaceAll(m[1], "`", ""), r.Source)
+			}
 			assert.Contains(t, s.body, "\nFix: ")
 			assert.Contains(t, s.body, "```", "an example")
 			for _, m := range yamlBlock.FindAllStringSubmatch(s.body, -1) {
@@ -80,6 +91,23 @@ func TestRulesDocExamples(t *testing.T) {
 					assert.Equal(t, s.id, got, "the example breaks its rule and no other:\n%s", m[1])
 				}
 			}
+			// Shown output is what mimoplan prints for the example.
+			for _, m := range outputBlock.FindAllStringSubmatch(s.body, -1) {
+				l, d := layout.Parse("layout.yaml", []byte(m[1]))
+				var b bytes.Buffer
+				require.NoError(t, diag.WriteText(&b, validate.Check(l, d).Diags))
+				for _, line := range strings.Split(strings.TrimSpace(m[2]), "\n") {
+					assert.Contains(t, b.String(), line+"\n")
+				}
+			}
 		})
 	}
+}
+
+// TestRulesDocShowsOutput: the output examples are found (so that the
+// check above is not vacuous).
+func TestRulesDocShowsOutput(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "docs", "rules.md"))
+	require.NoError(t, err)
+	assert.NotEmpty(t, outputBlock.FindAllStringSubmatch(string(raw), -1))
 }

@@ -97,13 +97,16 @@ func (c *checker) megatronLM() {
 	}
 	for _, i := range encs {
 		m, lm := t.Modules[i], c.lm(i)
-		for _, s := range []sizeCheck{{"pp", m.PP}, {"ep", m.EP}, {"expt_tp", m.ExptTP}} {
+		// args.py builds the encoder grid from --mimo-encoder-tp and
+		// --mimo-encoder-dp alone; its GTP arguments shard the language
+		// module only (the encoder stays replicated, PR #6570).
+		for _, s := range []sizeCheck{{"pp", m.PP}, {"ep", m.EP}, {"expt_tp", m.ExptTP}, {"gtp_remat", m.GTPRemat}, {"expt_gtp_remat", m.ExptGTPRemat}} {
 			pos := lm.Pos(s.field)
 			if s.size == 1 || done.hasAt(pos, m.Name, "colocated-pp-cp-unsupported") {
 				continue
 			}
 			c.d.Add("encoder-parallelism-unsupported", pos, m.Name,
-				fmt.Sprintf("set the encoder's %s to 1; Megatron-LM's example builds the encoder grid with pp 1, ep 1 and expt_tp 1", s.field),
+				fmt.Sprintf("set the encoder's %s to 1 (and keep its ranks with tp or dp): Megatron-LM's example builds the encoder grid from tp and dp alone", s.field),
 				"%s is %d, but Megatron-LM's MIMO example runs the encoder with %s 1", s.field, s.size, s.field)
 		}
 	}
