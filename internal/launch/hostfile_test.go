@@ -84,3 +84,27 @@ func TestWriteFile(t *testing.T) {
 	entries, _ = os.ReadDir(dir)
 	assert.Len(t, entries, 2)
 }
+
+func TestSameFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	a := filepath.Join(dir, "a.yaml")
+	require.NoError(t, os.WriteFile(a, nil, 0o644))
+	require.NoError(t, os.Symlink(a, filepath.Join(dir, "link.yaml")))
+	require.NoError(t, os.Link(a, filepath.Join(dir, "hard.yaml")))
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{a, "a.yaml", true},
+		{"a.yaml", "./sub/../a.yaml", true},
+		{"link.yaml", a, true},
+		{"hard.yaml", "a.yaml", true},
+		{"new.json", "./new.json", true}, // neither exists yet: by path
+		{"a.yaml", "new.json", false},
+		{"new.json", "other.json", false},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, SameFile(tt.a, tt.b), "%s, %s", tt.a, tt.b)
+	}
+}
