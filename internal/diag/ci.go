@@ -84,8 +84,11 @@ type sarifLog struct {
 }
 
 type sarifRun struct {
-	Tool    sarifTool     `json:"tool"`
-	Results []sarifResult `json:"results"`
+	Tool sarifTool `json:"tool"`
+	// ColumnKind says how columns count: by Unicode code point, as the
+	// YAML parser counts them (SARIF's default would be UTF-16 units).
+	ColumnKind string        `json:"columnKind"`
+	Results    []sarifResult `json:"results"`
 }
 
 type sarifTool struct {
@@ -187,7 +190,7 @@ func WriteSARIF(w io.Writer, lists []*List) error {
 			results = append(results, res)
 		}
 	}
-	log := sarifLog{Schema: sarifSchema, Version: sarifVersion, Runs: []sarifRun{{Tool: sarifTool{driver}, Results: results}}}
+	log := sarifLog{Schema: sarifSchema, Version: sarifVersion, Runs: []sarifRun{{Tool: sarifTool{driver}, ColumnKind: "unicodeCodePoints", Results: results}}}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")

@@ -28,7 +28,9 @@ type Diagnostic struct {
 	File   string `json:"-"`
 	Line   int    `json:"line"`
 	Column int    `json:"column"`
-	Module string `json:"module,omitempty"`
+	// Module is the module the diagnostic is about; "" for the layout as
+	// a whole. Always in JSON, so that every diagnostic has the same keys.
+	Module string `json:"module"`
 }
 
 // Pos is a 1-based line and column in a source file. The zero Pos means
