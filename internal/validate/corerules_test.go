@@ -1,6 +1,7 @@
 package validate_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -115,4 +116,15 @@ func TestSummary(t *testing.T) {
 	assert.Equal(t, "core.yaml: valid: non_colocated, 8 ranks, target core: vision [0, 4), language [4, 8)", r.Summary(false))
 	r = check("version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 3, tp: 2}\n")
 	assert.Equal(t, "core.yaml: invalid: 3 errors", r.Summary(false))
+
+	// Many modules: the line stays short; nine are all named.
+	modules := func(n int) string {
+		src := "version: 1\nworld_size: " + itoa(n+1) + "\nmodules:\n- {name: language, num_ranks: 1}\n"
+		for i := range n {
+			src += "- {name: m" + itoa(i) + ", num_ranks: 1}\n"
+		}
+		return src
+	}
+	assert.Equal(t, "core.yaml: valid: non_colocated, 10 ranks, target core: language [0, 1), m0 [1, 2), m1 [2, 3), m2 [3, 4), m3 [4, 5), m4 [5, 6), m5 [6, 7), m6 [7, 8), and 2 more", check(modules(9)).Summary(false))
+	assert.True(t, strings.HasSuffix(check(modules(8)).Summary(false), "m6 [7, 8), m7 [8, 9)"))
 }

@@ -5,6 +5,9 @@ import (
 	"strings"
 )
 
+// maxSummaryModules bounds the modules a summary line lists.
+const maxSummaryModules = 8
+
 // Summary is the one-line verdict the text format ends a file's report
 // with.
 func (r *Result) Summary(strict bool) string {
@@ -14,7 +17,11 @@ func (r *Result) Summary(strict bool) string {
 	}
 	t := r.Topology
 	var mods []string
-	for _, m := range t.Modules {
+	for i, m := range t.Modules {
+		if i == maxSummaryModules && len(t.Modules) > maxSummaryModules+1 {
+			mods = append(mods, fmt.Sprintf("and %d more", len(t.Modules)-i))
+			break
+		}
 		mods = append(mods, fmt.Sprintf("%s [%d, %d)", m.Name, m.RankOffset, m.RankOffset+m.NumRanks))
 	}
 	s := fmt.Sprintf("%s: valid: %s, %d ranks, target %s: %s", r.Diags.File, t.Mode, t.WorldSize, t.Target, strings.Join(mods, ", "))
