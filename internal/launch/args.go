@@ -1,7 +1,6 @@
 package launch
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,19 +19,21 @@ type gridArgs struct {
 	llmOnly                                                 string
 }
 
+// plainArgs are the default names: those of issue 5 and of args.py from
+// its start (Megatron-LM PR #5375) until PR #6894.
+var plainArgs = gridArgs{
+	"--encoder-tp", "--encoder-dp",
+	"--llm-offset", "--llm-tp", "--llm-cp", "--llm-pp", "--llm-dp", "--llm-ep", "--llm-expt-tp",
+	"--llm-only",
+}
+
 // mimoArgs are the names since Megatron-LM PR #6894, which prefixed every
-// grid argument with --mimo- and made the old names an error.
+// grid argument with --mimo- and made the plain names an error
+// (Options.MimoArgNames).
 var mimoArgs = gridArgs{
 	"--mimo-encoder-tp", "--mimo-encoder-dp",
 	"--mimo-llm-offset", "--mimo-llm-tp", "--mimo-llm-cp", "--mimo-llm-pp", "--mimo-llm-dp", "--mimo-llm-ep", "--mimo-llm-expt-tp",
 	"--mimo-llm-only",
-}
-
-// legacyArgs are the names before PR #6894 (Options.LegacyArgNames).
-var legacyArgs = gridArgs{
-	"--encoder-tp", "--encoder-dp",
-	"--llm-offset", "--llm-tp", "--llm-cp", "--llm-pp", "--llm-dp", "--llm-ep", "--llm-expt-tp",
-	"--llm-only",
 }
 
 func (g gridArgs) all() []string {
@@ -70,7 +71,7 @@ func megatronArgs(d *diag.List, l *layout.Layout, t *validate.Topology, g gridAr
 	}
 	if len(encs) > 1 {
 		d.Add("too-many-encoders", pos(encs[1].Name, ""), encs[1].Name, why,
-			"pretrain_mimo.py takes one encoder (--encoder-tp, --encoder-dp); the layout has %d", len(encs))
+			"pretrain_mimo.py takes one encoder (%s, %s); the layout has %d", g.encoderTP, g.encoderDP, len(encs))
 		ok = false
 	}
 	for _, m := range t.Modules {
@@ -112,18 +113,17 @@ func megatronArgs(d *diag.List, l *layout.Layout, t *validate.Topology, g gridAr
 		g.llmExptTP, n(lang.ExptTP))
 	// args.py has no GTP arguments of its own: it reads Megatron's global
 	// ones, whose value is the total shard count, tp*gtp_remat, the GTP
-	// degree being that over --mimo-llm-tp.
+	// degree being that over --llm-tp (--mimo-llm-tp).
 	if lang.GTPRemat > 1 {
 		args = append(args, "--tensor-parallel-num-weight-shards", n(lang.TP*lang.GTPRemat))
 	}
 	if lang.ExptGTPRemat > 1 {
 		args = append(args, "--expert-tensor-parallel-num-weight-shards", n(lang.ExptTP*lang.ExptGTPRemat))
 	}
-	// GTP came to args.py (PR #6570) shortly before the --mimo- names; a
-	// checkout with the old names may predate it.
-	if g == legacyArgs && (lang.GTPRemat > 1 || lang.ExptGTPRemat > 1) {
-		notes = append(notes, fmt.Sprintf("gtp_remat: a Megatron-LM older than PR #6570 sizes the language grid as llm_tp*llm_cp*llm_pp*llm_dp = %d ranks, without GTP, not the layout's %d, and refuses this layout; check that your checkout has GTP for MIMO before launching",
-			lang.TP*lang.CP*lang.PP*lang.DP, lang.NumRanks))
+	// GTP came to args.py (PR #6570) shortly before the --mimo- names
+	// (PR #6894): a checkout that takes the plain names may predate it.
+	if g == plainArgs && (lang.GTPRemat > 1 || lang.ExptGTPRemat > 1) {
+		notes = append(notes, "gtp_remat: the MIMO example takes GTP since Megatron-LM PR #6570; use a checkout at least that new")
 	}
 	if t.Batch != nil {
 		args = append(args, "--micro-batch-size", n(t.Batch.MicroBatchSize))

@@ -32,32 +32,32 @@ modules:
 			src:  nemotron,
 			o:    Options{LayoutArgs: true, Program: []string{"examples/mimo/pretrain_mimo.py", "--model-provider", "nemotron-moe-vlm"}},
 			want: []string{"examples/mimo/pretrain_mimo.py", "--model-provider", "nemotron-moe-vlm",
+				"--encoder-tp", "2", "--encoder-dp", "2", "--llm-offset", "4", "--llm-tp", "2", "--llm-cp", "1", "--llm-pp", "1",
+				"--llm-dp", "2", "--llm-ep", "4", "--llm-expt-tp", "1", "--micro-batch-size", "1", "--global-batch-size", "8"},
+		},
+		{
+			name: "--mimo-* names, Megatron-LM since PR #6894",
+			src:  nemotron,
+			o:    Options{LayoutArgs: true, MimoArgNames: true},
+			want: []string{DefaultProgram,
 				"--mimo-encoder-tp", "2", "--mimo-encoder-dp", "2", "--mimo-llm-offset", "4", "--mimo-llm-tp", "2", "--mimo-llm-cp", "1",
 				"--mimo-llm-pp", "1", "--mimo-llm-dp", "2", "--mimo-llm-ep", "4", "--mimo-llm-expt-tp", "1",
 				"--micro-batch-size", "1", "--global-batch-size", "8"},
 		},
 		{
-			name: "the names before Megatron-LM PR #6894",
-			src:  nemotron,
-			o:    Options{LayoutArgs: true, LegacyArgNames: true},
-			want: []string{DefaultProgram,
-				"--encoder-tp", "2", "--encoder-dp", "2", "--llm-offset", "4", "--llm-tp", "2", "--llm-cp", "1", "--llm-pp", "1",
-				"--llm-dp", "2", "--llm-ep", "4", "--llm-expt-tp", "1", "--micro-batch-size", "1", "--global-batch-size", "8"},
-		},
-		{
-			name: "language alone is --mimo-llm-only, without encoder arguments",
+			name: "language alone is --llm-only, without encoder arguments",
 			src:  llmOnly,
 			o:    Options{Hosts: []string{"a", "b"}, LayoutArgs: true},
+			want: []string{DefaultProgram, "--llm-offset", "0", "--llm-tp", "2", "--llm-cp", "1", "--llm-pp", "2",
+				"--llm-dp", "4", "--llm-ep", "4", "--llm-expt-tp", "1", "--micro-batch-size", "1", "--global-batch-size", "64", "--llm-only"},
+		},
+		{
+			name: "language alone, --mimo-* names: --mimo-llm-only",
+			src:  llmOnly,
+			o:    Options{Hosts: []string{"a", "b"}, LayoutArgs: true, MimoArgNames: true},
 			want: []string{DefaultProgram, "--mimo-llm-offset", "0", "--mimo-llm-tp", "2", "--mimo-llm-cp", "1", "--mimo-llm-pp", "2",
 				"--mimo-llm-dp", "4", "--mimo-llm-ep", "4", "--mimo-llm-expt-tp", "1", "--micro-batch-size", "1", "--global-batch-size", "64",
 				"--mimo-llm-only"},
-		},
-		{
-			name: "language alone, legacy names: --llm-only",
-			src:  llmOnly,
-			o:    Options{Hosts: []string{"a", "b"}, LayoutArgs: true, LegacyArgNames: true},
-			want: []string{DefaultProgram, "--llm-offset", "0", "--llm-tp", "2", "--llm-cp", "1", "--llm-pp", "2",
-				"--llm-dp", "4", "--llm-ep", "4", "--llm-expt-tp", "1", "--micro-batch-size", "1", "--global-batch-size", "64", "--llm-only"},
 		},
 		{
 			name: "no batch, no batch arguments",
@@ -69,26 +69,41 @@ modules:
   - {name: language, num_ranks: 4, tp: 2}
 `,
 			o: Options{LayoutArgs: true},
-			want: []string{DefaultProgram, "--mimo-encoder-tp", "1", "--mimo-encoder-dp", "2", "--mimo-llm-offset", "2", "--mimo-llm-tp", "2",
-				"--mimo-llm-cp", "1", "--mimo-llm-pp", "1", "--mimo-llm-dp", "2", "--mimo-llm-ep", "1", "--mimo-llm-expt-tp", "1"},
+			want: []string{DefaultProgram, "--encoder-tp", "1", "--encoder-dp", "2", "--llm-offset", "2", "--llm-tp", "2",
+				"--llm-cp", "1", "--llm-pp", "1", "--llm-dp", "2", "--llm-ep", "1", "--llm-expt-tp", "1"},
 		},
 		{
 			// Megatron-LM's args.py test: tp 2, 4 weight shards -> gtp_remat 2,
 			// dp = 4 / (tp*gtp) = 1; expert shards 2 over expt_tp 1 -> 2.
-			name: "gtp_remat: total weight shards tp*gtp_remat, dp without GTP",
+			name: "gtp_remat: total weight shards tp*gtp_remat, dp without GTP, and a note that GTP needs PR #6570",
 			src:  gtpLayout,
 			o:    Options{LayoutArgs: true},
+			want: []string{DefaultProgram, "--encoder-tp", "2", "--encoder-dp", "2", "--llm-offset", "4", "--llm-tp", "2", "--llm-cp", "1",
+				"--llm-pp", "1", "--llm-dp", "3", "--llm-ep", "3", "--llm-expt-tp", "2",
+				"--tensor-parallel-num-weight-shards", "4", "--expert-tensor-parallel-num-weight-shards", "4"},
+			notes: 1,
+		},
+		{
+			name: "gtp_remat with --mimo-* names: no note, PR #6894 is newer than GTP",
+			src:  gtpLayout,
+			o:    Options{LayoutArgs: true, MimoArgNames: true},
 			want: []string{DefaultProgram, "--mimo-encoder-tp", "2", "--mimo-encoder-dp", "2", "--mimo-llm-offset", "4", "--mimo-llm-tp", "2",
 				"--mimo-llm-cp", "1", "--mimo-llm-pp", "1", "--mimo-llm-dp", "3", "--mimo-llm-ep", "3", "--mimo-llm-expt-tp", "2",
 				"--tensor-parallel-num-weight-shards", "4", "--expert-tensor-parallel-num-weight-shards", "4"},
 		},
 		{
-			name: "gtp_remat with legacy names: a note that old checkouts lack GTP",
-			src:  gtpLayout,
-			o:    Options{LayoutArgs: true, LegacyArgNames: true},
-			want: []string{DefaultProgram, "--encoder-tp", "2", "--encoder-dp", "2", "--llm-offset", "4", "--llm-tp", "2", "--llm-cp", "1",
-				"--llm-pp", "1", "--llm-dp", "3", "--llm-ep", "3", "--llm-expt-tp", "2",
-				"--tensor-parallel-num-weight-shards", "4", "--expert-tensor-parallel-num-weight-shards", "4"},
+			name: "expt_gtp_remat alone also has the note",
+			src: `version: 1
+target: megatron-lm
+world_size: 8
+modules:
+  - {name: vision, num_ranks: 4, tp: 2}
+  - {name: language, num_ranks: 4, ep: 1, expt_tp: 2, expt_gtp_remat: 2}
+`,
+			o: Options{LayoutArgs: true},
+			want: []string{DefaultProgram, "--encoder-tp", "2", "--encoder-dp", "2", "--llm-offset", "4", "--llm-tp", "1", "--llm-cp", "1",
+				"--llm-pp", "1", "--llm-dp", "4", "--llm-ep", "1", "--llm-expt-tp", "2",
+				"--expert-tensor-parallel-num-weight-shards", "4"},
 			notes: 1,
 		},
 		{
@@ -110,19 +125,23 @@ modules:
 			assert.Equal(t, tt.want, p.Program)
 			assert.Equal(t, tt.want, program(p))
 			assert.Len(t, p.Notes, tt.notes)
+			for _, n := range p.Notes {
+				assert.Contains(t, n, "PR #6570")
+				assert.LessOrEqual(t, len(n), 100, "a short note: %s", n)
+			}
 		})
 	}
 }
 
-// TestMegatronArgNames pins the two name sets to Megatron-LM's args.py:
-// the --mimo-* names since PR #6894, the old ones before it.
+// TestMegatronArgNames pins the two name sets: the plain names of issue 5
+// (Megatron-LM's args.py before PR #6894), and the --mimo-* ones since.
 func TestMegatronArgNames(t *testing.T) {
+	assert.Equal(t, []string{"--encoder-tp", "--encoder-dp", "--llm-offset", "--llm-tp", "--llm-cp",
+		"--llm-pp", "--llm-dp", "--llm-ep", "--llm-expt-tp", "--llm-only"}, plainArgs.all())
 	assert.Equal(t, []string{"--mimo-encoder-tp", "--mimo-encoder-dp", "--mimo-llm-offset", "--mimo-llm-tp", "--mimo-llm-cp",
 		"--mimo-llm-pp", "--mimo-llm-dp", "--mimo-llm-ep", "--mimo-llm-expt-tp", "--mimo-llm-only"}, mimoArgs.all())
-	assert.Equal(t, []string{"--encoder-tp", "--encoder-dp", "--llm-offset", "--llm-tp", "--llm-cp",
-		"--llm-pp", "--llm-dp", "--llm-ep", "--llm-expt-tp", "--llm-only"}, legacyArgs.all())
 	for i, n := range mimoArgs.all() {
-		assert.Equal(t, "--mimo-"+legacyArgs.all()[i][2:], n)
+		assert.Equal(t, "--mimo-"+plainArgs.all()[i][2:], n)
 	}
 }
 

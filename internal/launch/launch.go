@@ -77,10 +77,11 @@ type Options struct {
 	// LayoutArgs appends the layout as pretrain_mimo.py's arguments
 	// (target megatron-lm only).
 	LayoutArgs bool
-	// LegacyArgNames gives those arguments the names Megatron-LM used
-	// before PR #6894 (--encoder-tp, --llm-tp, ...) instead of the
-	// --mimo-* ones; each name set is an error to the other's args.py.
-	LegacyArgNames bool
+	// MimoArgNames gives those arguments the --mimo-* names of Megatron-LM
+	// since PR #6894 (--mimo-encoder-tp, --mimo-llm-tp, ...) instead of the
+	// plain ones of issue 5 (--encoder-tp, --llm-tp, ...); each name set is
+	// an error to the other's args.py.
+	MimoArgNames bool
 	// TopologyPath, if set, is passed to the program in MIMOPLAN_TOPOLOGY.
 	TopologyPath string
 	// OMPThreads is OMP_NUM_THREADS; default 1.
@@ -217,15 +218,15 @@ func Build(res *validate.Result, o Options) (*Plan, *diag.List, error) {
 		}
 	}
 	if o.LayoutArgs && t.Target == layout.TargetMegatronLM {
-		names, other := mimoArgs, legacyArgs
-		mixed := "the program arguments use %s, Megatron-LM's names before PR #6894, but the layout arguments have the --mimo-* names: for a Megatron-LM that old give --legacy-layout-args, else drop them"
-		if o.LegacyArgNames {
-			names, other = legacyArgs, mimoArgs
-			mixed = "the program arguments use %s, Megatron-LM's names since PR #6894, but --legacy-layout-args gives the layout arguments the old names: use one of the two"
+		names, other := plainArgs, mimoArgs
+		mixed := "the program arguments use %s, Megatron-LM's names since PR #6894, but the layout arguments have the names before it: for a Megatron-LM that new give --mimo-arg-names, else drop them"
+		if o.MimoArgNames {
+			names, other = mimoArgs, plainArgs
+			mixed = "the program arguments use %s, Megatron-LM's names before PR #6894, but --mimo-arg-names gives the layout arguments the --mimo-* names: for a Megatron-LM that old leave out --mimo-arg-names, else drop them"
 		}
 		args, notes := megatronArgs(d, l, t, names)
-		// Every grid name counts, emitted or not: --mimo-llm-only beside an
-		// encoder contradicts the layout as much as a second --mimo-llm-tp.
+		// Every grid name counts, emitted or not: --llm-only beside an
+		// encoder contradicts the layout as much as a second --llm-tp.
 		if clash := clashes(prog[1:], append(slices.Clone(args), names.all()...)); len(clash) > 0 {
 			return nil, nil, fmt.Errorf("the program arguments already set %s, which launch-plan derives from the layout: drop them, or turn the layout arguments off", strings.Join(clash, ", "))
 		}

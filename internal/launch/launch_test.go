@@ -87,8 +87,8 @@ func TestArgv(t *testing.T) {
 			o:    Options{LayoutArgs: true},
 			want: [][]string{{"torchrun", "--nnodes=1", "--nproc-per-node=8", "--node-rank=0", "--master-addr=localhost", "--master-port=29500",
 				"examples/mimo/pretrain_mimo.py",
-				"--mimo-encoder-tp", "2", "--mimo-encoder-dp", "2", "--mimo-llm-offset", "4", "--mimo-llm-tp", "2", "--mimo-llm-cp", "1",
-				"--mimo-llm-pp", "1", "--mimo-llm-dp", "2", "--mimo-llm-ep", "4", "--mimo-llm-expt-tp", "1",
+				"--encoder-tp", "2", "--encoder-dp", "2", "--llm-offset", "4", "--llm-tp", "2", "--llm-cp", "1",
+				"--llm-pp", "1", "--llm-dp", "2", "--llm-ep", "4", "--llm-expt-tp", "1",
 				"--micro-batch-size", "1", "--global-batch-size", "8"}},
 		},
 		{
@@ -390,12 +390,13 @@ func TestBuildErrors(t *testing.T) {
 		{"bad env name", threeModule, Options{Hosts: hosts4, Program: []string{"x"}, Env: []EnvVar{{"A-B", "1"}}}, `"A-B" is not a valid name`},
 		{"env torchrun sets", threeModule, Options{Hosts: hosts4, Program: []string{"x"}, Env: []EnvVar{{"NCCL_DEBUG", "INFO"}, {"LOCAL_RANK", "0"}}}, "LOCAL_RANK is set by torchrun for every worker"},
 		{"NUL in an argument", threeModule, Options{Hosts: hosts4, Program: []string{"x", "a\x00b"}}, "NUL"},
-		{"layout flag given twice", nemotron, Options{LayoutArgs: true, Program: []string{"p.py", "--mimo-llm-tp=4", "--micro-batch-size", "2"}}, "already set --mimo-llm-tp, --micro-batch-size"},
-		{"legacy layout flag given twice", nemotron, Options{LayoutArgs: true, LegacyArgNames: true, Program: []string{"p.py", "--llm-only"}}, "already set --llm-only"},
-		{"legacy names beside --mimo-* ones", nemotron, Options{LayoutArgs: true, Program: []string{"p.py", "--llm-tp", "2", "--encoder-dp=1"}},
-			"use --encoder-dp, --llm-tp, Megatron-LM's names before PR #6894"},
-		{"--mimo-* names beside legacy ones", nemotron, Options{LayoutArgs: true, LegacyArgNames: true, Program: []string{"p.py", "--mimo-llm-ep", "2"}},
-			"use --mimo-llm-ep, Megatron-LM's names since PR #6894"},
+		{"layout flag given twice", nemotron, Options{LayoutArgs: true, Program: []string{"p.py", "--llm-tp=4", "--micro-batch-size", "2"}}, "already set --llm-tp, --micro-batch-size"},
+		{"--llm-only beside an encoder", nemotron, Options{LayoutArgs: true, Program: []string{"p.py", "--llm-only"}}, "already set --llm-only"},
+		{"--mimo-* layout flag given twice", nemotron, Options{LayoutArgs: true, MimoArgNames: true, Program: []string{"p.py", "--mimo-llm-only"}}, "already set --mimo-llm-only"},
+		{"--mimo-* names beside plain ones", nemotron, Options{LayoutArgs: true, Program: []string{"p.py", "--mimo-llm-tp", "2", "--mimo-encoder-dp=1"}},
+			"use --mimo-encoder-dp, --mimo-llm-tp, Megatron-LM's names since PR #6894, but the layout arguments have the names before it: for a Megatron-LM that new give --mimo-arg-names"},
+		{"plain names beside --mimo-* ones", nemotron, Options{LayoutArgs: true, MimoArgNames: true, Program: []string{"p.py", "--llm-ep", "2"}},
+			"use --llm-ep, Megatron-LM's names before PR #6894, but --mimo-arg-names gives"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
