@@ -85,6 +85,14 @@ func TestRulesDocExamples(t *testing.T) {
 				var rules []string
 				for _, x := range res.Diags.Items {
 					rules = append(rules, x.Rule)
+					// Every diagnostic can be acted on: a position, a
+					// message and a hint.
+					assert.Positive(t, x.Line, "line of %+v", x)
+					assert.Positive(t, x.Column, "column of %+v", x)
+					assert.NotEmpty(t, x.Message)
+					if x.Rule != "yaml-syntax" { // the YAML parser's own messages have none
+						assert.NotEmpty(t, x.Hint, "hint of %+v", x)
+					}
 				}
 				require.NotEmpty(t, rules, "the example breaks its rule:\n%s", m[1])
 				for _, got := range rules {
