@@ -33,7 +33,8 @@ that did not answer.
   mimoplan preflight layout.yaml --emit pf --hosts h0,h1   one line per node
 
 Exit codes: 0 every check passed, 1 invalid layout or a check failed,
-2 usage error. See docs/preflight.md.`,
+2 usage error or no launcher (torchrun) to run with, 128+N interrupted by
+signal N. See docs/preflight.md.`,
 		Args: cobra.ExactArgs(1),
 	}
 	f := cmd.Flags()
@@ -95,6 +96,11 @@ func runPreflight(cmd *cobra.Command, args []string) error {
 	if run && res.Topology.Cluster != nil && res.Topology.Cluster.Nodes > 1 {
 		return usageErr("--run starts this node's torchrun only, and the layout has %d nodes: use --emit and run each printed line on its node", res.Topology.Cluster.Nodes)
 	}
+	if run && !cmd.Flags().Changed("entrypoint") && v.GetString("entrypoint") == "torchrun" {
+		if o.Launcher, err = preflight.Launcher(); err != nil {
+			return usageErr("--run: %v", err)
+		}
+	}
 	var plan bytes.Buffer
 	if err := render.JSON(&plan, res.Topology); err != nil {
 		return fmt.Errorf("render: %w", err)
@@ -102,18 +108,13 @@ func runPreflight(cmd *cobra.Command, args []string) error {
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "mimoplan-preflight-")
 		if err != nil {
-			return err
+			return fmt.Errorf("temporary directory: %w", err)
 		}
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
-	if err := preflight.Emit(dir, plan.Bytes()); err != nil {
-		return fmt.Errorf("emit: %w", err)
-	}
 	o.Dir = dir
-	if run && !cmd.Flags().Changed("entrypoint") && v.GetString("entrypoint") == "torchrun" {
-		o.Launcher = preflight.Launcher()
-	}
+	// The lines first: a host problem must not leave files behind.
 	nodes, diags, err := preflight.Nodes(res, lo, o)
 	if diags != nil && diags.HasErrors() {
 		if err := diag.WriteText(stderr, diags); err != nil {
@@ -123,6 +124,9 @@ func runPreflight(cmd *cobra.Command, args []string) error {
 	}
 	if err != nil {
 		return usageErr("%v", err)
+	}
+	if err := preflight.Emit(dir, plan.Bytes()); err != nil {
+		return fmt.Errorf("emit: %w", err)
 	}
 
 	if !run {
@@ -142,7 +146,7 @@ func runPreflight(cmd *cobra.Command, args []string) error {
 	fmt.Fprintf(stderr, "+ %s\n", preflight.Line(nodes[0].Argv))
 	code, err := preflight.Run(cmd.Context(), nodes[0].Argv, cmd.OutOrStdout(), stderr)
 	if err != nil {
-		return usageErr("cannot start %s: %v", nodes[0].Argv[0], err)
+		return usageErr("--run: cannot start %s: %v", nodes[0].Argv[0], err)
 	}
 	return silentExit(code)
 }

@@ -1,14 +1,18 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mimoplan/mimoplan/internal/launch"
 	"github.com/mimoplan/mimoplan/internal/preflight"
 )
 
@@ -56,11 +60,79 @@ func TestPreflight(t *testing.T) {
 			assert.Contains(t, errOut, tt.stderr)
 		})
 	}
-	// The emitted plan is render's JSON, byte for byte.
-	_, want, _ := mimoplan(t, "render", g, "--format", "json")
-	got, err := os.ReadFile(filepath.Join(dir, preflight.PlanFile))
+}
+
+// TestPreflightPlanIsRender: the emitted plan is what render --format json
+// prints, byte for byte, and so group for group.
+func TestPreflightPlanIsRender(t *testing.T) {
+	layouts, err := filepath.Glob("../../internal/preflight/testdata/*.yaml")
 	require.NoError(t, err)
-	assert.Equal(t, want, string(got))
+	require.NotEmpty(t, layouts)
+	layouts = append(layouts, writeLayout(t, good))
+	for _, l := range layouts {
+		t.Run(filepath.Base(l), func(t *testing.T) {
+			dir := t.TempDir()
+			code, _, errOut := mimoplan(t, "preflight", l, "--emit", dir, "--master-addr", "10.0.0.1")
+			require.Equal(t, 0, code, errOut)
+			code, want, _ := mimoplan(t, "render", l, "--format", "json")
+			require.Equal(t, 0, code)
+			got, err := os.ReadFile(filepath.Join(dir, preflight.PlanFile))
+			require.NoError(t, err)
+			assert.Equal(t, want, string(got))
+			var plan struct {
+				Modules []struct {
+					Groups map[string][][]int
+				}
+			}
+			require.NoError(t, json.Unmarshal(got, &plan))
+			for _, m := range plan.Modules {
+				assert.GreaterOrEqual(t, len(m.Groups), 20, "every group kind")
+			}
+		})
+	}
+}
+
+// TestPreflightNodeLines: on several nodes, each printed line is the
+// command launch-plan gives that node, with the payload as its program.
+func TestPreflightNodeLines(t *testing.T) {
+	layout := "../../internal/preflight/testdata/two-nodes-2x2.yaml"
+	dir := filepath.Join(t.TempDir(), "pf")
+	code, out, errOut := mimoplan(t, "preflight", layout, "--emit", dir, "--hosts", "h0,h1", "--master-port", "7000", "--bytes", "1MiB")
+	require.Equal(t, 0, code, errOut)
+	prog := []string{filepath.Join(dir, preflight.PayloadFile), "--plan", filepath.Join(dir, preflight.PlanFile),
+		"--bytes", "1048576", "--timeout", "60", "--iters", "10"}
+	code, js, errOut := mimoplan(t, append([]string{"launch-plan", layout, "--hosts", "h0,h1", "--master-port", "7000",
+		"--format", "json", "--topology-out", filepath.Join(t.TempDir(), "topo.json"), "--"}, prog...)...)
+	require.Equal(t, 0, code, errOut)
+	var plan struct {
+		Nodes []struct {
+			NodeRank int    `json:"node_rank"`
+			Host     string `json:"host"`
+			Command  []string
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(js), &plan))
+	require.Len(t, plan.Nodes, 2)
+	var want []string
+	for _, n := range plan.Nodes {
+		want = append(want, fmt.Sprintf("# node %d (%s)", n.NodeRank, n.Host), launch.QuoteArgv(n.Command))
+	}
+	assert.Equal(t, strings.Join(want, "\n")+"\n", out)
+}
+
+// TestPreflightNoFilesOnError: a layout or host problem leaves no files.
+func TestPreflightNoFilesOnError(t *testing.T) {
+	twoNodes := "../../internal/preflight/testdata/two-nodes-2x2.yaml"
+	for _, args := range [][]string{
+		{twoNodes, "--hosts", "h0"},
+		{twoNodes},
+		{writeLayout(t, bad)},
+	} {
+		dir := filepath.Join(t.TempDir(), "pf")
+		code, _, errOut := mimoplan(t, append([]string{"preflight", "--emit", dir}, args...)...)
+		assert.NotEqual(t, 0, code, errOut)
+		assert.NoDirExists(t, dir)
+	}
 }
 
 // TestPreflightRun runs through --run with a stand-in for torchrun that
@@ -99,4 +171,42 @@ func TestPreflightRun(t *testing.T) {
 	code, _, errOut := mimoplan(t, "preflight", g, "--run", "--entrypoint", "/nonexistent/torchrun")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "cannot start /nonexistent/torchrun")
+}
+
+// TestPreflightRunLauncher: --run without --entrypoint uses torchrun, else
+// python3 -m torch.distributed.run, and says so clearly when neither can
+// run (exit 2), instead of a python3 failure that reads like a failed check.
+func TestPreflightRunLauncher(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	g := writeLayout(t, good)
+	t.Setenv("TMPDIR", t.TempDir())
+	tests := []struct {
+		name   string
+		stubs  map[string]string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"torchrun", map[string]string{"torchrun": `echo torchrun "$1" "$2"; exit 1`}, 1, "torchrun --standalone --nproc-per-node=8\n", "+ torchrun --standalone"},
+		{"python3 with torch", map[string]string{"python3": `case "$2" in *find_spec*) exit 0;; esac; echo python3 "$1" "$2"`}, 0,
+			"python3 -m torch.distributed.run\n", "+ python3 -m torch.distributed.run --standalone"},
+		{"python3 without torch", map[string]string{"python3": "exit 1"}, 2, "", "torchrun is not on the PATH and python3 cannot import torch"},
+		{"nothing", nil, 2, "", "install PyTorch here, or name the launcher with --entrypoint"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, body := range tt.stubs {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("#!"+sh+"\n"+body+"\n"), 0o755))
+			}
+			t.Setenv("PATH", dir)
+			code, out, errOut := mimoplan(t, "preflight", g, "--run")
+			assert.Equal(t, tt.code, code, "stdout: %s\nstderr: %s", out, errOut)
+			assert.Equal(t, tt.stdout, out)
+			assert.Contains(t, errOut, tt.stderr)
+		})
+	}
 }

@@ -15,9 +15,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mimoplan/mimoplan/internal/diag"
@@ -183,38 +185,102 @@ func Nodes(res *validate.Result, lo launch.Options, o Options) ([]Node, *diag.Li
 // Line renders argv as one shell command line.
 func Line(argv []string) string { return launch.QuoteArgv(argv) }
 
+// ErrNoLauncher is Launcher's error when this machine cannot start torchrun.
+var ErrNoLauncher = errors.New("torchrun is not on the PATH and python3 cannot import torch: install PyTorch here, or name the launcher with --entrypoint")
+
 // Launcher is how Run starts torchrun on this machine: torchrun when it is
-// on the PATH, else python3 -m torch.distributed.run, which is the same
-// program.
-func Launcher() []string {
+// on the PATH, else python3 -m torch.distributed.run (the same program)
+// when that python3 has torch. Without either, a run would fail in a way
+// that reads like a failed check, so it is an error here.
+func Launcher() ([]string, error) {
 	if _, err := exec.LookPath("torchrun"); err == nil {
-		return []string{"torchrun"}
+		return []string{"torchrun"}, nil
 	}
-	return []string{"python3", "-m", "torch.distributed.run"}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		return nil, ErrNoLauncher
+	}
+	// find_spec does not import torch, which takes seconds.
+	probe := exec.Command(py, "-c", "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is None)")
+	if err := probe.Run(); err != nil {
+		return nil, ErrNoLauncher
+	}
+	return []string{"python3", "-m", "torch.distributed.run"}, nil
 }
 
+// KillGrace is how long Run waits, after asking the launcher to stop
+// because ctx ended, before it kills it. torchrun itself gives its workers
+// 30 s to stop.
+var KillGrace = 40 * time.Second
+
 // Run executes argv with stdout and stderr passed through and returns its
-// exit status: 0 when every check passed, torchrun's non-zero status (1)
-// when one failed. The error is for a program that could not be started.
+// exit status: 0 when every check passed, the launcher's status when it
+// failed (torchrun's is 1 whenever a worker failed), 128+N when signal N
+// ended it or when Run passed signal N on to it. SIGINT, SIGTERM and
+// SIGHUP sent to this process are passed on to the launcher, which stops
+// its workers, and Run waits for it. When ctx ends the launcher gets
+// SIGTERM, and SIGKILL after KillGrace. The error is for a program that
+// could not be started.
 func Run(ctx context.Context, argv []string, stdout, stderr io.Writer) (int, error) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	return run(ctx, argv, stdout, stderr, sigs)
+}
+
+func run(ctx context.Context, argv []string, stdout, stderr io.Writer, sigs <-chan os.Signal) (int, error) {
 	if len(argv) == 0 {
 		return 0, errors.New("preflight: empty command")
 	}
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, nil
-	case errors.As(err, &ee):
-		if code := ee.ExitCode(); code > 0 {
-			return code, nil
-		}
-		return 1, nil // killed by a signal
-	default:
+	ownProcessGroup(cmd)
+	if err := cmd.Start(); err != nil {
 		return 0, err
 	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var (
+		passed  syscall.Signal
+		stop    = ctx.Done()
+		killing <-chan time.Time
+	)
+	for {
+		select {
+		case err := <-done:
+			return exitStatus(cmd, err, passed)
+		case s := <-sigs:
+			if sig, ok := s.(syscall.Signal); ok {
+				passed = sig
+				_ = cmd.Process.Signal(sig)
+			}
+		case <-stop:
+			stop = nil
+			passed = syscall.SIGTERM
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			killing = time.After(KillGrace)
+		case <-killing:
+			_ = cmd.Process.Kill()
+		}
+	}
+}
+
+func exitStatus(cmd *exec.Cmd, err error, passed syscall.Signal) (int, error) {
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return 0, err
+	}
+	if sig, ok := signalled(cmd.ProcessState); ok {
+		return 128 + int(sig), nil
+	}
+	code := cmd.ProcessState.ExitCode()
+	if code != 0 && passed != 0 {
+		return 128 + int(passed), nil // interrupted: its own status says little
+	}
+	if code < 0 {
+		return 1, nil
+	}
+	return code, nil
 }
 
 // ParseBytes reads a size: a whole number of bytes, or one with a unit

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -198,7 +200,7 @@ func TestRun(t *testing.T) {
 		{"passes", []string{"sh", "-c", "echo table; exit 0"}, 0, "table\n", "", ""},
 		{"check failed", []string{"sh", "-c", "echo FAILED >&2; exit 1"}, 1, "", "FAILED\n", ""},
 		{"other status kept", []string{"sh", "-c", "exit 3"}, 3, "", "", ""},
-		{"killed", []string{"sh", "-c", "kill -9 $$"}, 1, "", "", ""},
+		{"killed", []string{"sh", "-c", "kill -9 $$"}, 128 + 9, "", "", ""},
 		{"missing program", []string{"/nonexistent/torchrun"}, 0, "", "", "no such file"},
 		{"empty", nil, 0, "", "", "empty command"},
 	}
@@ -216,6 +218,100 @@ func TestRun(t *testing.T) {
 			assert.Equal(t, tt.stderr, errb.String())
 		})
 	}
+}
+
+// TestRunSignals: a signal this process receives is passed on to the
+// launcher, which is waited for; an interrupted run ends with 128+N.
+func TestRunSignals(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	preflight.KillGrace = 2 * time.Second
+	tests := []struct {
+		name   string
+		trap   string // the launcher's handling of SIGTERM
+		signal bool   // send SIGTERM to Run (else end its context)
+		want   int
+	}{
+		{"passed on, launcher stops with 1", `trap "exit 1" TERM`, true, 128 + 15},
+		{"passed on, launcher dies of it", "", true, 128 + 15},
+		{"context ends: SIGTERM", `trap "exit 1" TERM`, false, 128 + 15},
+		{"context ends, SIGTERM ignored: SIGKILL", `trap "" TERM`, false, 128 + 9},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ready := filepath.Join(t.TempDir(), "ready")
+			script := "touch " + ready + "; while :; do sleep 0.02; done"
+			if tt.trap != "" {
+				script = tt.trap + "; " + script
+			}
+			sigs := make(chan os.Signal, 1)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				for {
+					if _, err := os.Stat(ready); err == nil {
+						break
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+				if tt.signal {
+					sigs <- syscall.SIGTERM
+				} else {
+					cancel()
+				}
+			}()
+			start := time.Now()
+			code, err := preflight.RunWithSignals(ctx, []string{"sh", "-c", script}, io.Discard, io.Discard, sigs)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, code)
+			assert.Less(t, time.Since(start), 10*time.Second)
+		})
+	}
+}
+
+func TestLauncher(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	stub := func(t *testing.T, dir, name, body string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("#!"+shPath(t)+"\n"+body+"\n"), 0o755))
+	}
+	tests := []struct {
+		name    string
+		stubs   map[string]string
+		want    []string
+		wantErr bool
+	}{
+		{"torchrun on the PATH", map[string]string{"torchrun": "exit 0", "python3": "exit 1"}, []string{"torchrun"}, false},
+		{"python3 with torch", map[string]string{"python3": `case "$2" in *find_spec*) exit 0;; esac; exit 9`},
+			[]string{"python3", "-m", "torch.distributed.run"}, false},
+		{"python3 without torch", map[string]string{"python3": "exit 1"}, nil, true},
+		{"neither", nil, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, body := range tt.stubs {
+				stub(t, dir, name, body)
+			}
+			t.Setenv("PATH", dir)
+			got, err := preflight.Launcher()
+			if tt.wantErr {
+				require.ErrorIs(t, err, preflight.ErrNoLauncher)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func shPath(t *testing.T) string {
+	t.Helper()
+	sh, err := exec.LookPath("sh")
+	require.NoError(t, err)
+	return sh
 }
 
 func TestParseBytes(t *testing.T) {
@@ -259,7 +355,7 @@ func python(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 is not installed")
+		t.Skip("python3 is not on the PATH: skipping the payload's py_compile check and its CPU tests (they need no torch, only python3)")
 	}
 	return p
 }
