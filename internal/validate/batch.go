@@ -36,6 +36,7 @@ func (c *checker) laneBatch(lang int) {
 	step := mbs * n // at most 2^31 * 2^24: no overflow
 	c.fact("language has %s (dp %d x gtp_remat %d): a micro-batch step takes %s (micro_batch_size %d per lane)",
 		plural(n, "data lane"), lm.DP, lm.GTPRemat, plural(step, "sample"), mbs)
+	shown := 0
 	for _, e := range edges(t) {
 		enc := t.Modules[e.enc]
 		if step%enc.DP != 0 {
@@ -46,7 +47,12 @@ func (c *checker) laneBatch(lang int) {
 				step, mbs, n, enc.Name, enc.DP)
 			continue
 		}
-		c.fact("%s micro-batch: %s per dp rank (%d / dp %d)", enc.Name, plural(step/enc.DP, "sample"), step, enc.DP)
+		if shown++; shown <= maxSummaryModules {
+			c.fact("%s micro-batch: %s per dp rank (%d / dp %d)", enc.Name, plural(step/enc.DP, "sample"), step, enc.DP)
+		}
+	}
+	if shown > maxSummaryModules {
+		c.fact("and %d more encoders' micro-batches", shown-maxSummaryModules)
 	}
 	gbs := b.GlobalBatchSize
 	if gbs == 0 {
@@ -81,6 +87,9 @@ func (c *checker) bridgeBatch() {
 			continue
 		}
 		shares = append(shares, fmt.Sprintf("%s %d (dp %d)", m.Name, mbs/m.DP, m.DP))
+	}
+	if n := len(shares); n > maxSummaryModules+1 {
+		shares = append(shares[:maxSummaryModules], fmt.Sprintf("and %d more", n-maxSummaryModules))
 	}
 	if len(shares) > 0 {
 		c.fact("global micro-batch %d: samples per dp rank: %s", mbs, strings.Join(shares, ", "))

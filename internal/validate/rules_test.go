@@ -1,6 +1,7 @@
 package validate_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -118,6 +119,23 @@ func TestBatchFacts(t *testing.T) {
 		"global micro-batch 8: samples per dp rank: vision 2 (dp 4), language 4 (dp 2)",
 		"num_microbatches 4 (global_batch_size 32 / micro_batch_size 8)",
 	}, r.Facts)
+}
+
+// Facts stay a few lines however many modules there are.
+func TestBatchFactsBounded(t *testing.T) {
+	src := "version: 1\nworld_size: 21\nbatch: {micro_batch_size: 1, global_batch_size: 2}\nmodules:\n- {name: language, num_ranks: 1}\n"
+	for i := range 20 {
+		src += "- {name: e" + itoa(i) + ", num_ranks: 1}\n"
+	}
+	r := run(src)
+	require.Empty(t, r.Diags.Items)
+	assert.Len(t, r.Facts, 1+8+1+1)
+	assert.Equal(t, "and 12 more encoders' micro-batches", r.Facts[9])
+
+	r = run(strings.Replace(src, "version: 1\n", "version: 1\ntarget: megatron-bridge\n", 1))
+	require.Empty(t, r.Diags.Items)
+	require.Len(t, r.Facts, 2)
+	assert.Equal(t, "global micro-batch 1: samples per dp rank: language 1 (dp 1), e0 1 (dp 1), e1 1 (dp 1), e2 1 (dp 1), e3 1 (dp 1), e4 1 (dp 1), e5 1 (dp 1), e6 1 (dp 1), and 13 more", r.Facts[0])
 }
 
 func TestMegatronLMRules(t *testing.T) {
