@@ -1,54 +1,171 @@
 package grid
 
-import "slices"
+// axis is one digit of a mixed-radix rank number: it takes size values,
+// each step adding stride to the local rank.
+type axis struct{ size, stride int }
 
 // Enum is a rank enumeration: NumGroups groups of GroupSize ranks each.
-// Member m of group i is offset + outer[i] + inner[m], which keeps even a
-// 131,072-rank enumeration at O(groups + group size) memory.
+//
+// It is computed, never stored: the group index is a mixed-radix number
+// over the outer axes (the dims not asked for) and the member index one
+// over the inner axes (the dims asked for), the earliest dim the fastest
+// digit in both. Member m of group i is offset + value(outer, i) +
+// value(inner, m). An enumeration of any size costs a few words, so a
+// module of 2^24 ranks with its 22 group kinds costs no more than one of 8.
 type Enum struct {
 	offset int
-	outer  []int
-	inner  []int
+	outer  []axis
+	inner  []axis
+	groups int // product of the outer sizes
+	size   int // product of the inner sizes
+	// pick, when not nil, keeps only these members (indices into the inner
+	// enumeration), in this order: the embedding groups are the first and
+	// last member of each pp group.
+	pick []int
+}
+
+// newEnum builds an enumeration from its axes, earliest (fastest) first.
+// Axes of size 1 are dropped and neighbours that are contiguous merged
+// (stride of the next = stride*size of this one), which changes no rank
+// but makes the representation canonical and the odometer short.
+func newEnum(offset int, outer, inner []axis) Enum {
+	e := Enum{offset: offset, outer: canonical(outer), inner: canonical(inner), groups: 1, size: 1}
+	for _, a := range e.outer {
+		e.groups *= a.size
+	}
+	for _, a := range e.inner {
+		e.size *= a.size
+	}
+	return e
+}
+
+func canonical(axes []axis) []axis {
+	out := make([]axis, 0, len(axes))
+	for _, a := range axes {
+		if a.size == 1 {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].stride*out[n-1].size == a.stride {
+			out[n-1].size *= a.size
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// value is the local rank offset of digit number x over axes.
+func value(axes []axis, x int) int {
+	v := 0
+	for _, a := range axes {
+		v += x % a.size * a.stride
+		x /= a.size
+	}
+	return v
 }
 
 // NumGroups is the number of groups.
-func (e Enum) NumGroups() int { return len(e.outer) }
+func (e Enum) NumGroups() int { return e.groups }
 
 // GroupSize is the number of ranks in each group.
-func (e Enum) GroupSize() int { return len(e.inner) }
+func (e Enum) GroupSize() int {
+	if e.pick != nil {
+		return len(e.pick)
+	}
+	return e.size
+}
 
 // Rank returns member m of group i.
-func (e Enum) Rank(i, m int) int { return e.offset + e.outer[i] + e.inner[m] }
+func (e Enum) Rank(i, m int) int {
+	if e.pick != nil {
+		m = e.pick[m]
+	}
+	return e.offset + value(e.outer, i) + value(e.inner, m)
+}
 
 // AppendGroup appends the ranks of group i to dst.
 func (e Enum) AppendGroup(dst []int, i int) []int {
-	base := e.offset + e.outer[i]
-	for _, o := range e.inner {
-		dst = append(dst, base+o)
+	base := e.offset + value(e.outer, i)
+	if e.pick != nil {
+		for _, m := range e.pick {
+			dst = append(dst, base+value(e.inner, m))
+		}
+		return dst
+	}
+	if len(e.inner) == 1 { // the common case: a single, often merged, axis
+		a := e.inner[0]
+		for k := range a.size {
+			dst = append(dst, base+k*a.stride)
+		}
+		return dst
+	}
+	// An odometer over the inner axes, first axis fastest.
+	var buf [8]int
+	digit := buf[:0]
+	if len(e.inner) > len(buf) {
+		digit = make([]int, 0, len(e.inner))
+	}
+	digit = digit[:len(e.inner)]
+	off := 0
+	for range e.size {
+		dst = append(dst, base+off)
+		for d, a := range e.inner {
+			digit[d]++
+			off += a.stride
+			if digit[d] < a.size {
+				break
+			}
+			digit[d] = 0
+			off -= a.size * a.stride
+		}
 	}
 	return dst
 }
 
 // Groups materialises the whole enumeration.
 func (e Enum) Groups() [][]int {
-	out := make([][]int, len(e.outer))
-	flat := make([]int, 0, len(e.outer)*len(e.inner))
-	for i := range e.outer {
+	n := e.GroupSize()
+	out := make([][]int, e.groups)
+	flat := make([]int, 0, e.groups*n)
+	for i := range e.groups {
 		flat = e.AppendGroup(flat, i)
-		out[i] = flat[len(flat)-len(e.inner):]
+		out[i] = flat[len(flat)-n:]
 	}
 	return out
 }
 
 // GroupOf returns the index of the group that holds rank, or -1.
 func (e Enum) GroupOf(rank int) int {
+	i, _ := e.Locate(rank)
+	return i
+}
+
+// Locate returns the group that holds rank and rank's index in it, or
+// (-1, -1) when no group does. It takes time in the number of dims, not
+// ranks: each axis's digit is read off the local rank.
+func (e Enum) Locate(rank int) (group, member int) {
 	local := rank - e.offset
-	for i, o := range e.outer {
-		if slices.Contains(e.inner, local-o) {
-			return i
+	if local < 0 || local >= e.groups*e.size {
+		return -1, -1
+	}
+	digits := func(axes []axis) (x int) {
+		w := 1
+		for _, a := range axes {
+			x += local / a.stride % a.size * w
+			w *= a.size
+		}
+		return x
+	}
+	group, member = digits(e.outer), digits(e.inner)
+	if e.pick == nil {
+		return group, member
+	}
+	for j, m := range e.pick {
+		if m == member {
+			return group, j
 		}
 	}
-	return -1
+	return -1, -1
 }
 
 // Equal reports whether two enumerations list the same groups in the same
@@ -57,11 +174,38 @@ func (e Enum) Equal(f Enum) bool {
 	if e.NumGroups() != f.NumGroups() || e.GroupSize() != f.GroupSize() {
 		return false
 	}
-	for i := range e.outer {
-		for m := range e.inner {
+	if e.offset == f.offset && sameAxes(e.outer, f.outer) && sameAxes(e.inner, f.inner) && samePick(e.pick, f.pick) {
+		return true
+	}
+	for i := range e.NumGroups() {
+		for m := range e.GroupSize() {
 			if e.Rank(i, m) != f.Rank(i, m) {
 				return false
 			}
+		}
+	}
+	return true
+}
+
+func sameAxes(a, b []axis) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func samePick(a, b []int) bool {
+	if (a == nil) != (b == nil) || len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
 		}
 	}
 	return true
@@ -72,9 +216,14 @@ func (e Enum) Equal(f Enum) bool {
 // each pp group. With last false it keeps only the first member, as
 // default_position_embedding_ranks does.
 func (e Enum) Ends(last bool) Enum {
-	inner := []int{e.inner[0]}
-	if last && len(e.inner) > 1 {
-		inner = append(inner, e.inner[len(e.inner)-1])
+	first, final := 0, e.size-1
+	if e.pick != nil {
+		first, final = e.pick[0], e.pick[len(e.pick)-1]
 	}
-	return Enum{offset: e.offset, outer: e.outer, inner: inner}
+	out := e
+	out.pick = []int{first}
+	if last && final != first {
+		out.pick = append(out.pick, final)
+	}
+	return out
 }

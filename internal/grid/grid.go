@@ -202,27 +202,16 @@ func (g *Grid) enum(v *view, dims []string) (Enum, error) {
 		}
 		in[i] = true
 	}
-	var inner, outer []int
-	inner, outer = []int{0}, []int{0}
+	var inner, outer []axis
 	for i := range v.names {
+		a := axis{size: v.shape[i], stride: v.strides[i]}
 		if in[i] {
-			inner = expand(inner, v.shape[i], v.strides[i])
+			inner = append(inner, a)
 		} else {
-			outer = expand(outer, v.shape[i], v.strides[i])
+			outer = append(outer, a)
 		}
 	}
-	return Enum{offset: g.offset, outer: outer, inner: inner}, nil
-}
-
-// expand adds a dimension varying slower than those already in offs.
-func expand(offs []int, size, stride int) []int {
-	out := make([]int, 0, len(offs)*size)
-	for k := range size {
-		for _, o := range offs {
-			out = append(out, o+k*stride)
-		}
-	}
-	return out
+	return newEnum(g.offset, outer, inner), nil
 }
 
 // Coords returns rank's coordinate along each dim of a view, in dim order.
