@@ -126,6 +126,8 @@ var hostile = []struct {
 	{"binary", "\x00\x01\x02\xff\xfe\x89PNG\r\n\x1a\n", "yaml-syntax"},
 	{"bad utf-8", "version: 1\nname: \xc3\x28\n", "yaml-syntax"},
 	{"alias bomb", aliasBomb(), "unknown-field"},
+	{"alias bomb inside modules", nestedAliases("version: 1\nworld_size: 8\nmodules:\n- &l0 {name: language, num_ranks: 8}\n", "- ", 20), "invalid-value"},
+	{"alias bomb inside a module", nestedAliases("version: 1\nworld_size: 8\nmodules:\n- name: language\n  num_ranks: 8\n  x: &l0 [a, b]\n", "  x", 20), "unknown-field"},
 	{"alias bomb as modules", "version: 1\nworld_size: 8\nx: &m {name: language, num_ranks: 8}\nl: &l [*m, *m, *m, *m, *m, *m, *m, *m]\nmodules: [*l, *l, *l, *l]\n", "unknown-field"},
 	{"10000-deep nesting", strings.Repeat("[", 10000) + strings.Repeat("]", 10000), "yaml-syntax"},
 	{"20000-deep unclosed", strings.Repeat("[", 20000), "yaml-syntax"},
@@ -170,6 +172,29 @@ func aliasBomb() string {
 		prev = string(c)
 	}
 	return s
+}
+
+// nestedAliases appends n levels of ten aliases each to the previous
+// level: 10^n nodes if expanded. prefix starts each line ("- " for list
+// items, "  x" for module fields, numbered).
+func nestedAliases(head, prefix string, n int) string {
+	var b strings.Builder
+	b.WriteString(head)
+	for i := 1; i <= n; i++ {
+		b.WriteString(prefix)
+		if prefix != "- " {
+			b.WriteString(itoa(i) + ": ")
+		}
+		b.WriteString("&l" + itoa(i) + " [")
+		for j := range 10 {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("*l" + itoa(i-1))
+		}
+		b.WriteString("]\n")
+	}
+	return b.String()
 }
 
 func manyModules(n int) string {
