@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/testutil"
@@ -17,12 +20,6 @@ import (
 // fuzzBudget is how long one input may take, parse to output, under the
 // fuzzer's instrumentation; real runs take milliseconds.
 const fuzzBudget = 2 * time.Second
-
-// maxFuzzRanks leaves out layouts that enumerate more ranks than this in
-// all: building the grids of a module costs time and memory linear in its
-// ranks (about 0.6 s and 200 MB per 2^20), a known limit of the grid
-// package that is not the validator's to fix. See TestHostileInputs.
-const maxFuzzRanks = 1 << 20
 
 func FuzzCheck(f *testing.F) {
 	var files []string
@@ -51,14 +48,6 @@ func FuzzCheck(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		l, _ := layout.Parse("fuzz.yaml", data)
-		total := 0
-		for _, m := range l.Modules {
-			total += m.NumRanks
-		}
-		if total > maxFuzzRanks {
-			t.Skip("more ranks than the fuzz budget enumerates")
-		}
 		// Run in a goroutine to bound the time; bring a panic back to
 		// this one, where the fuzzer records it with its input.
 		done := make(chan any, 1)
@@ -121,6 +110,12 @@ func checkInvariants(t *testing.T, data []byte) {
 var hostile = []struct {
 	name, src, rule string
 }{
+	// Huge worlds: no rule's cost grows with the ranks.
+	{"2^24 ranks, batch error", "version: 1\nworld_size: 16777216\nbatch: {micro_batch_size: 3, global_batch_size: 4}\nmodules: [{name: language, num_ranks: 16777216}]\n", "global-batch-not-divisible"},
+	// (4,000 modules: "many modules" below has 10,000 of fewer fields;
+	// these leave a busy machine some margin.)
+	{"2^24 ranks over 4,000 modules", tiledModules(4000, 1<<24), "bridge-leaders-not-divisible"},
+	{"4,000 colocated modules of 2^24 ranks", colocatedModules(4000, 1<<24, "pp: 2"), "colocated-pp-cp-unsupported"},
 	{"empty", "", "yaml-syntax"},
 	{"only a comment", "# nothing\n", "yaml-syntax"},
 	{"binary", "\x00\x01\x02\xff\xfe\x89PNG\r\n\x1a\n", "yaml-syntax"},
@@ -193,6 +188,31 @@ func nestedAliases(head, prefix string, n int) string {
 			b.WriteString("*l" + itoa(i-1))
 		}
 		b.WriteString("]\n")
+	}
+	return b.String()
+}
+
+// tiledModules is n encoders of tp 2 tiling a world of size ranks with
+// the language module, on nodes of 8 GPUs.
+func tiledModules(n, size int) string {
+	var b strings.Builder
+	per := size / n / 2 * 2
+	b.WriteString("version: 1\ncluster: {nodes: " + itoa(size/8) + ", gpus_per_node: 8}\nmodules:\n")
+	for i := range n - 1 {
+		b.WriteString("- {name: m" + itoa(i) + ", num_ranks: " + itoa(per) + ", tp: 2}\n")
+	}
+	b.WriteString("- {name: language, num_ranks: " + itoa(size-per*(n-1)) + "}\n")
+	return b.String()
+}
+
+// colocatedModules is the language module and n-1 encoders on the same
+// size ranks, each encoder with extra.
+func colocatedModules(n, size int, extra string) string {
+	var b strings.Builder
+	b.WriteString("version: 1\ncluster: {nodes: " + itoa(size/8) + ", gpus_per_node: 8}\nmodules:\n")
+	b.WriteString("- {name: language, num_ranks: " + itoa(size) + ", tp: 8}\n")
+	for i := range n - 1 {
+		b.WriteString("- {name: m" + itoa(i) + ", num_ranks: " + itoa(size) + ", rank_offset: 0, " + extra + "}\n")
 	}
 	return b.String()
 }
@@ -286,32 +306,34 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-// Known limits, outside the validator: building a module's grid costs time
-// and memory linear in its ranks, so a short file that asks for 2^24 ranks,
-// or for a few colocated modules of 2^20 ranks each, takes seconds and GBs
-// (13 s and 3.3 GB; 17 s and 4.2 GB measured). Run with
-// MIMOPLAN_SLOW_INPUTS=1 once grid or the core rules bound it.
-func TestKnownSlowInputs(t *testing.T) {
-	if os.Getenv("MIMOPLAN_SLOW_INPUTS") == "" {
-		t.Skip("known limit of grid enumeration; set MIMOPLAN_SLOW_INPUTS=1 to run")
-	}
-	colocated := "version: 1\nworld_size: 1048576\nmodules:\n- {name: language, num_ranks: 1048576}\n"
-	for i := range 20 {
-		colocated += "- {name: m" + itoa(i) + ", num_ranks: 1048576, rank_offset: 0}\n"
-	}
-	for name, src := range map[string]string{
-		"2^24 ranks, batch error": "version: 1\nworld_size: 16777216\nbatch: {micro_batch_size: 3, global_batch_size: 4}\nmodules: [{name: language, num_ranks: 16777216}]\n",
-		"colocated 2^20 x 21":     colocated,
+// Huge but valid layouts are accepted quickly too (exit 0): 2^24 ranks in
+// one module, 21 colocated modules of 2^20, 4,000 colocated modules of
+// 2^24 (6.7e10 ranks in all), and modules of 2^24-1 ranks whose tp, cp
+// and expt_tp groups straddle nodes (warnings only).
+func TestHugeValidInputs(t *testing.T) {
+	for _, tt := range []struct {
+		name, src string
+		warnings  int
+	}{
+		{"2^24 ranks", "version: 1\ncluster: {nodes: 2097152, gpus_per_node: 8}\nmodules: [{name: language, num_ranks: 16777216, tp: 4, cp: 2, pp: 4, ep: 64}]\n", 0},
+		{"colocated 2^20 x 21", colocatedModules(21, 1<<20, "tp: 2"), 0},
+		{"4,000 colocated modules of 2^24 ranks", colocatedModules(4000, 1<<24, "tp: 4"), 0},
+		// 2^24-1 = 3^2*5*7*13*17*241.
+		{"2^24-1 ranks off by one", "version: 1\ncluster: {nodes: 2097152, gpus_per_node: 8}\nmodules:\n- {name: vision, num_ranks: 1}\n- {name: language, num_ranks: 16777215, tp: 3, expt_tp: 7}\n", 2},
+		{"2^24-1 ranks, cp strided", "version: 1\ncluster: {nodes: 1864135, gpus_per_node: 9}\nmodules:\n- {name: language, num_ranks: 16777215, tp: 3, cp: 5, expt_tp: 7}\n", 2},
 	} {
-		t.Run(name, func(t *testing.T) {
-			done := make(chan struct{})
+		t.Run(tt.name, func(t *testing.T) {
+			done := make(chan *validate.Result, 1)
 			go func() {
-				defer close(done)
-				l, d := layout.Parse("slow.yaml", []byte(src))
-				validate.Check(l, d)
+				l, d := layout.Parse("huge.yaml", []byte(tt.src))
+				done <- validate.Check(l, d)
 			}()
 			select {
-			case <-done:
+			case r := <-done:
+				require.True(t, r.Valid(false), "%+v", r.Diags.Items)
+				require.NotNil(t, r.Topology)
+				_, w := r.Diags.Count()
+				assert.Equal(t, tt.warnings, w, "%+v", r.Diags.Items)
 			case <-time.After(time.Second):
 				t.Fatal("no result within a second")
 			}
