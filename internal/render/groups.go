@@ -3,6 +3,7 @@ package render
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -131,22 +132,17 @@ func groupsTable(w *bufio.Writer, t *validate.Topology, sel selection, o Options
 	fmt.Fprintf(w, "%s: %d ranks, %s, %d modules\n", title(t), t.WorldSize, t.Mode, len(t.Modules))
 	for _, m := range sel.modules {
 		fmt.Fprintf(w, "\n%s  ranks [%d, %d)  %s\n", m.Name, m.RankOffset, m.RankOffset+m.NumRanks, sizes(m))
-		tb := newTable(w, o.Format)
 		if o.Full {
-			tb.Header("group", "index", "size", "ranks")
-			for _, g := range sel.groups(m) {
-				for i := range g.Enum.NumGroups() {
-					if err := tb.Append(g.Kind, strconv.Itoa(i), strconv.Itoa(g.Enum.GroupSize()), members(g.Enum, i, true)); err != nil {
-						return err
-					}
-				}
+			if err := fullGroupsTable(w, o.Format, sel.groups(m)); err != nil {
+				return err
 			}
-		} else {
-			tb.Header("group", "groups", "size", "ranks")
-			for _, g := range sel.groups(m) {
-				if err := tb.Append(g.Kind, strconv.Itoa(g.Enum.NumGroups()), strconv.Itoa(g.Enum.GroupSize()), folded(g.Enum)); err != nil {
-					return err
-				}
+			continue
+		}
+		tb := newTable(w, o.Format)
+		tb.Header("group", "groups", "size", "ranks")
+		for _, g := range sel.groups(m) {
+			if err := tb.Append(g.Kind, strconv.Itoa(g.Enum.NumGroups()), strconv.Itoa(g.Enum.GroupSize()), folded(g.Enum)); err != nil {
+				return err
 			}
 		}
 		if err := tb.Render(); err != nil {
@@ -154,6 +150,59 @@ func groupsTable(w *bufio.Writer, t *validate.Topology, sel selection, o Options
 		}
 	}
 	return nil
+}
+
+// fullGroupsTable streams one row per group, long groups over several rows.
+func fullGroupsTable(w io.Writer, format string, groups []grid.Group) error {
+	widths := []int{0, 0, 0, 0}
+	for _, g := range groups {
+		widths[0] = max(widths[0], len(g.Kind))
+		widths[1] = max(widths[1], digits(g.Enum.NumGroups()-1))
+		widths[2] = max(widths[2], digits(g.Enum.GroupSize()))
+		widths[3] = max(widths[3], longestGroup(g.Enum, wrapWidth))
+	}
+	widths[3] = wrappedWidth(widths[3])
+	tb, err := newStreamTable(w, format, []string{"group", "index", "size", "ranks"}, widths)
+	if err != nil {
+		return err
+	}
+	for _, g := range groups {
+		for i := range g.Enum.NumGroups() {
+			if err := tb.row(g.Kind, strconv.Itoa(i), strconv.Itoa(g.Enum.GroupSize()), members(g.Enum, i, true)); err != nil {
+				return err
+			}
+		}
+	}
+	return tb.close()
+}
+
+// longestGroup is the length of the longest group of e as members prints
+// it in full, or some length over limit as soon as one is longer.
+func longestGroup(e grid.Enum, limit int) int {
+	longest := 0
+	var buf []int
+	for i := range e.NumGroups() {
+		buf = e.AppendGroup(buf[:0], i)
+		n := len(buf) + 1 // brackets and the spaces between members
+		for _, r := range buf {
+			n += digits(r)
+		}
+		if n > limit {
+			return n
+		}
+		longest = max(longest, n)
+	}
+	return longest
+}
+
+// digits is the number of characters of a non-negative int.
+func digits(v int) int {
+	n := 1
+	for v >= 10 {
+		v /= 10
+		n++
+	}
+	return n
 }
 
 func title(t *validate.Topology) string {

@@ -3,6 +3,7 @@ package render
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -152,20 +153,22 @@ func renderRank(w *bufio.Writer, t *validate.Topology, sel selection, o Options)
 		if len(entries) == 0 {
 			fmt.Fprintf(w, "no selected module holds rank %d\n", r)
 		}
+		header := []string{"group", "index", "size", "ranks"}
 		for _, en := range entries {
 			var cs []string
 			for j, n := range en.c.names {
 				cs = append(cs, fmt.Sprintf("%s=%d", n, en.c.values[j]))
 			}
 			fmt.Fprintf(w, "\n%s  %s%s\n", en.m.Name, strings.Join(cs, " "), stage(en.c))
-			tb := newTable(w, o.Format)
-			tb.Header("group", "index", "size", "ranks")
-			for _, g := range en.groups {
-				if err := tb.Append(g.kind, strconv.Itoa(g.index), strconv.Itoa(g.e.GroupSize()), members(g.e, g.index, o.Full)); err != nil {
-					return err
+			rows := make([][]string, len(en.groups))
+			widths := make([]int, len(header))
+			for i, g := range en.groups {
+				rows[i] = []string{g.kind, strconv.Itoa(g.index), strconv.Itoa(g.e.GroupSize()), members(g.e, g.index, o.Full)}
+				for j, c := range rows[i] {
+					widths[j] = max(widths[j], len(c))
 				}
 			}
-			if err := tb.Render(); err != nil {
+			if err := writeRows(w, o, header, widths, rows); err != nil {
 				return err
 			}
 		}
@@ -291,12 +294,22 @@ func renderByRank(w *bufio.Writer, t *validate.Topology, sel selection, o Option
 			return nil
 		})
 	default:
+		if o.Full {
+			tb, err := newStreamTable(w, o.Format, header, byRankWidths(t, sel))
+			if err != nil {
+				return err
+			}
+			if err := each(func(x row) error { return tb.row(cells(x)...) }); err != nil {
+				return err
+			}
+			return tb.close()
+		}
 		tb := newTable(w, o.Format)
 		tb.Header(header)
 		n := 0
 		err := each(func(x row) error {
 			n++
-			if !o.Full && n > foldRows {
+			if n > foldRows {
 				return nil
 			}
 			return tb.Append(cells(x))
@@ -307,9 +320,56 @@ func renderByRank(w *bufio.Writer, t *validate.Topology, sel selection, o Option
 		if err := tb.Render(); err != nil {
 			return err
 		}
-		if !o.Full && n > foldRows {
+		if n > foldRows {
 			fmt.Fprintf(w, "... and %d more rows (--full shows all)\n", n-foldRows)
 		}
 	}
 	return nil
+}
+
+// byRankWidths is the widest value of each --by rank column, from the
+// sizes alone: a streamed table needs its widths before the first row.
+func byRankWidths(t *validate.Topology, sel selection) []int {
+	widths := []int{digits(t.WorldSize - 1), 1, 1, 0}
+	if _, _, ok := place(t, 0); ok {
+		widths[1] = digits((t.WorldSize - 1) / t.Cluster.GPUsPerNode)
+		widths[2] = digits(t.Cluster.GPUsPerNode - 1)
+	}
+	coords := make([]int, len(byRankColumns))
+	for _, m := range sel.modules {
+		widths[3] = max(widths[3], len(m.Name))
+		sizes := []int{m.TP, m.GTPRemat, m.CP, m.DP, m.PP, m.ExptTP, m.EP, m.ExptGTPRemat, m.ExptDP}
+		for j, s := range sizes {
+			coords[j] = max(coords[j], digits(s-1))
+		}
+	}
+	widths = append(widths, coords...)
+	return append(widths, len("false"), len("false"))
+}
+
+// writeRows writes a small table: rendered at the end, or streamed with
+// long last cells over continuation rows when o.Full.
+func writeRows(w io.Writer, o Options, header []string, widths []int, rows [][]string) error {
+	if !o.Full {
+		tb := newTable(w, o.Format)
+		tb.Header(header)
+		for _, r := range rows {
+			if err := tb.Append(r); err != nil {
+				return err
+			}
+		}
+		return tb.Render()
+	}
+	last := len(widths) - 1
+	widths[last] = wrappedWidth(widths[last])
+	tb, err := newStreamTable(w, o.Format, header, widths)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := tb.row(r...); err != nil {
+			return err
+		}
+	}
+	return tb.close()
 }

@@ -193,3 +193,74 @@ modules:
 	assert.Contains(t, md, "| tp ")
 	assert.Contains(t, md, "[4 5]")
 }
+
+// --full tables list every group and every rank. A group longer than a
+// line goes on over continuation rows, so that no row is padded to the
+// widest group: the table grows with the ranks, not with their square.
+func TestFullTableWraps(t *testing.T) {
+	tp := topo(t, `version: 1
+cluster: {nodes: 64, gpus_per_node: 8}
+modules:
+  - {name: vision, num_ranks: 256, tp: 4}
+  - {name: language, num_ranks: 256, tp: 8, pp: 4, ep: 8}
+`)
+	for _, format := range []string{"table", "markdown"} {
+		out := run(t, tp, render.Options{Format: format, Full: true, Modules: []string{"language"}})
+		assert.NotContains(t, out, "…", "a streamed cell was truncated")
+		widest := 0
+		for _, line := range strings.Split(out, "\n") {
+			widest = max(widest, len([]rune(line)))
+		}
+		assert.LessOrEqual(t, widest, 160, format)
+
+		// Put the groups back together from the rows: a row with a group
+		// kind starts a group, a row without one continues it.
+		sep := "│"
+		if format == "markdown" {
+			sep = "|"
+		}
+		got := map[string][][]int{}
+		var kind string
+		for _, line := range strings.Split(out, "\n") {
+			cells := strings.Split(line, sep)
+			if len(cells) != 6 || strings.Contains(line, "group") || strings.HasPrefix(strings.TrimSpace(cells[1]), ":-") {
+				continue
+			}
+			text := strings.Trim(strings.TrimSpace(cells[4]), "[]")
+			var ranks []int
+			for _, f := range strings.Fields(text) {
+				var r int
+				_, err := fmtSscan(f, &r)
+				require.NoError(t, err, line)
+				ranks = append(ranks, r)
+			}
+			if k := strings.TrimSpace(cells[1]); k != "" {
+				kind = k
+				got[kind] = append(got[kind], ranks)
+			} else {
+				g := got[kind]
+				g[len(g)-1] = append(g[len(g)-1], ranks...)
+			}
+		}
+		var want planJSON
+		require.NoError(t, json.Unmarshal([]byte(run(t, tp, render.Options{Format: "json", Modules: []string{"language"}})), &want))
+		assert.Equal(t, want.Modules[0].Groups, got, format)
+		assert.Len(t, got["intra_dist_opt"][0], 256)
+	}
+
+	rank := run(t, tp, render.Options{Format: "table", Full: true, Rank: 300, HasRank: true})
+	assert.NotContains(t, rank, "…")
+	assert.Regexp(t, `│ intra_dist_opt +│ 0 +│ 256 +│ \[256 257 258 .* 279 │\n│ +│ +│ +│ 280 281 `, rank)
+
+	byRank := run(t, tp, render.Options{Format: "table", Full: true, ByRank: true})
+	assert.NotContains(t, byRank, "…")
+	// Rank 511 is the last of language (tp 8, pp 4, dp 8; ep 8, expt_dp 8):
+	// local rank 255 = tp 7 + 8*(dp 7) + 64*(pp 3), = ep 7 + 8*(expt_dp 7) + 64*(pp 3).
+	lines := strings.Split(strings.TrimSuffix(byRank, "\n"), "\n")
+	require.Len(t, lines, 512+4, "a row per rank, a header and three rules")
+	var last []string
+	for _, c := range strings.Split(lines[len(lines)-2], "│")[1:16] {
+		last = append(last, strings.TrimSpace(c))
+	}
+	assert.Equal(t, []string{"511", "63", "7", "language", "7", "0", "0", "7", "3", "0", "7", "0", "7", "false", "true"}, last)
+}
