@@ -36,6 +36,7 @@ import faulthandler
 import hashlib
 import json
 import os
+import signal
 import socket
 import sys
 import threading
@@ -919,9 +920,20 @@ def run(args):
     exit_now(EXIT_FAILED if failures else EXIT_OK)
 
 
+def on_signal(signum, frame):
+    """SIGINT or SIGTERM (torchrun passes on its own): leave at once, saying
+    where; a KeyboardInterrupt would unwind into NCCL's teardown."""
+    rank = int(os.environ.get("RANK", "0"))
+    where = TRACKERS[0].current if TRACKERS and TRACKERS[0].current else None
+    say(rank, ["preflight: stopped by signal %d%s" % (signum, "" if where is None else " in %s" % where)], sys.stderr)
+    exit_now(128 + signum)
+
+
 def main(argv=None):
     args = parse_args(argv)
     rank = int(os.environ.get("RANK", "0"))
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
     try:
         run(args)
     except (PlanError, OSError) as e:

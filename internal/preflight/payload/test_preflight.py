@@ -9,6 +9,7 @@ import copy
 import glob
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -517,6 +518,28 @@ class Distributed(unittest.TestCase):
         self.assertEqual(codes, [pf.EXIT_FAILED] * 4, out)
         self.assertIn("FAILED placement:", out)
         self.assertIn("ranks [0,1,2,3] share one GPU (GPU-same)", out)
+
+    def test_signal_ends_a_rank_at_once(self):
+        """torchrun passes SIGINT or SIGTERM on to the workers: a rank
+        leaves with 128+N, naming the step it was in."""
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "plan.json")
+            with open(path, "w") as f:
+                json.dump(nonco4(), f)
+            os.mkdir(os.path.join(d, "store"))
+            env = dict(os.environ, RANK="0", WORLD_SIZE="4", LOCAL_RANK="0", LOCAL_WORLD_SIZE="4",
+                       MASTER_ADDR="127.0.0.1", MASTER_PORT="1", TORCHELASTIC_USE_AGENT_STORE="True",
+                       FAKE_TORCH_DIR=os.path.join(d, "store"), PYTHONPATH=FAKE_TORCH, PYTHONDONTWRITEBYTECODE="1")
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                with self.subTest(sig.name):
+                    # Alone of four, rank 0 waits in NCCL's init for the others.
+                    p = subprocess.Popen([sys.executable, os.path.join(HERE, "preflight.py"), "--plan", path],
+                                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                    time.sleep(1)
+                    p.send_signal(sig)
+                    _, err = p.communicate(timeout=20)
+                    self.assertEqual(p.returncode, 128 + sig, err)
+                    self.assertIn("preflight: stopped by signal %d in step 1 (init_process_group" % sig, err)
 
     def test_too_few_gpus(self):
         codes, _, err, _ = launch(nonco4(), 4, ["--bytes", "0"], {"FAKE_TORCH_GPUS": "2"})

@@ -27,7 +27,9 @@ def get_device_name(index):
 
 
 def get_device_properties(index):
-    uuid = os.environ.get("FAKE_TORCH_UUID") or "GPU-%s-%d" % (socket.gethostname(), index)
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    physical = visible.split(",")[index] if visible else str(index)
+    uuid = os.environ.get("FAKE_TORCH_UUID") or "GPU-%s-%s" % (socket.gethostname(), physical)
     return types.SimpleNamespace(uuid=uuid, name="Fake GPU")
 
 
