@@ -67,7 +67,8 @@ var catalogue = []Rule{
 	{"host-count-mismatch", Error, "The number of hosts differs from cluster.nodes.", "torchrun static rendezvous"},
 	{"loopback-rendezvous", Error, "A loopback master address cannot serve a job of several nodes.", "torchrun static rendezvous"},
 	{"duplicate-host", Error, "A host appears twice in the host list.", "torchrun static rendezvous"},
-	{"invalid-port", Error, "The master port is outside 1-65535.", "TCP"},
+	{"master-not-first-host", Error, "With static rendezvous, --master-addr names a host other than node rank 0's.", "torchrun static rendezvous (node rank 0 serves the store)"},
+	{"invalid-port", Error, "The master port is not a decimal number in 1-65535.", "TCP"},
 }
 
 // Rules returns the catalogue in documentation order.
