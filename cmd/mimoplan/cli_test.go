@@ -115,3 +115,21 @@ func TestCompletion(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, "bash completion")
 }
+
+func TestValidateJSONNotes(t *testing.T) {
+	p := writeLayout(t, "version: 1\nworld_size: 8\nbatch: {micro_batch_size: 2, global_batch_size: 16}\nmodules:\n- {name: vision, num_ranks: 4, tp: 1}\n- {name: language, num_ranks: 4, tp: 2}\n")
+	code, out, _ := mimoplan(t, "validate", "--format", "json", p)
+	assert.Equal(t, 0, code, out)
+	var r struct {
+		Notes []string `json:"notes"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	// language dp 2: a step takes 2*2 = 4 samples; vision dp 4 gets 1 each;
+	// 16 / 4 = 4 micro-batches.
+	assert.Contains(t, strings.Join(r.Notes, "\n"), "vision micro-batch: 1 sample per dp rank (4 / dp 4)")
+	assert.Contains(t, strings.Join(r.Notes, "\n"), "4 micro-batches per global batch (16 / 4)")
+
+	code, out, _ = mimoplan(t, "validate", "--format", "json", writeLayout(t, good))
+	assert.Equal(t, 0, code)
+	assert.NotContains(t, out, `"notes"`, "no batch, no notes")
+}

@@ -82,7 +82,9 @@ unless --strict.`,
 func report(w interface{ Write([]byte) (int, error) }, format string, res *validate.Result, strict bool) error {
 	switch format {
 	case "json":
-		return diag.WriteJSON(w, diag.NewReport(res.Diags, strict))
+		r := diag.NewReport(res.Diags, strict)
+		r.Notes = res.Facts
+		return diag.WriteJSON(w, r)
 	case "github":
 		// Workflow commands annotate the files; the summary line is
 		// ordinary log output for whoever reads the job's log.

@@ -48,6 +48,9 @@ type Report struct {
 	Errors      int          `json:"errors"`
 	Warnings    int          `json:"warnings"`
 	Diagnostics []Diagnostic `json:"diagnostics"`
+	// Notes are derived figures worth showing (micro-batch counts, each
+	// encoder's micro-batch); absent when there are none.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // NewReport summarises l. strict turns warnings into a failed result.
