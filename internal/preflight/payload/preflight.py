@@ -702,6 +702,8 @@ class Tracker:
 
 # The run's tracker, for main() to name the step an exception came from.
 TRACKERS = []
+# The exit status, once rank 0 has printed the verdict.
+VERDICT = []
 
 
 def env_int(name, default=None):
@@ -916,13 +918,16 @@ def run(args):
         else:
             lines += ["ok: all %d groups match the plan (members and all-reduce sums) on %d ranks" % (len(groups), world)]
         say(rank, lines)
+    VERDICT.append(EXIT_FAILED if failures else EXIT_OK)
     tracker.finish()
-    exit_now(EXIT_FAILED if failures else EXIT_OK)
+    exit_now(VERDICT[0])
 
 
 def on_signal(signum, frame):
     """SIGINT or SIGTERM (torchrun passes on its own): leave at once, saying
     where; a KeyboardInterrupt would unwind into NCCL's teardown."""
+    if VERDICT:  # torchrun stops the others once one rank has left
+        exit_now(VERDICT[0])
     rank = int(os.environ.get("RANK", "0"))
     where = TRACKERS[0].current if TRACKERS and TRACKERS[0].current else None
     say(rank, ["preflight: stopped by signal %d%s" % (signum, "" if where is None else " in %s" % where)], sys.stderr)
