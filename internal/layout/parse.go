@@ -29,7 +29,9 @@ var (
 	yamlLine   = regexp.MustCompile(`line (\d+)(?:, column (\d+))?:? ?`)
 	// wholeDigits matches integers too large for YAML's int, which it then
 	// tags as floats.
-	wholeDigits   = regexp.MustCompile(`^[-+]?[0-9]+$`)
+	wholeDigits = regexp.MustCompile(`^[-+]?[0-9]+$`)
+	// decimal is how a layout writes an integer.
+	decimal       = regexp.MustCompile(`^[-+]?(0|[1-9][0-9]*)$`)
 	unknownAnchor = regexp.MustCompile(`unknown anchor '([^']*)' referenced`)
 )
 
@@ -193,19 +195,28 @@ func describe(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.ScalarNode:
+		if quotedStyle(n) {
+			return fmt.Sprintf("the string %q", clip(n.Value))
+		}
 		switch n.Tag {
 		case "!!null":
 			return "no value"
 		case "!!str":
 			return fmt.Sprintf("the string %q", clip(n.Value))
 		case "!!float":
-			return fmt.Sprintf("the fraction %s", clip(n.Value))
+			return fmt.Sprintf("the floating-point number %s", clip(n.Value))
 		case "!!bool":
 			return fmt.Sprintf("the boolean %s", clip(n.Value))
 		}
 		return clip(n.Value)
 	}
 	return "an unresolved alias"
+}
+
+// quotedStyle reports whether a scalar was written in quotes or as a block
+// (| or >), which makes it text whatever it looks like.
+func quotedStyle(n *yaml.Node) bool {
+	return n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0
 }
 
 func clip(s string) string {
@@ -235,8 +246,17 @@ func (p *parser) fields(n *yaml.Node, what, module string, known []string) (map[
 			p.d.Add("unknown-field", nodePos(k), module, "keys are plain names such as "+known[0], "%s has a key that is %s", what, describe(k))
 			continue
 		}
+		if k.Tag == "!!merge" {
+			p.d.Add("yaml-syntax", nodePos(k), module, "write the keys out; an alias (*name) may still stand for a whole value",
+				"YAML merge keys (<<) are not supported")
+			continue
+		}
 		if prev, dup := out[k.Value]; dup {
-			p.d.Add("yaml-syntax", nodePos(k), module, "remove one of the two", "%s: key %q is given twice (first at line %d)", what, k.Value, prev.key.Line)
+			where := what + ": "
+			if module != "" { // the diagnostic names the module already
+				where = ""
+			}
+			p.d.Add("yaml-syntax", nodePos(k), module, "remove one of the two", "%skey %q is given twice (first at line %d)", where, clip(k.Value), prev.key.Line)
 			continue
 		}
 		if !slices.Contains(known, k.Value) {
@@ -257,31 +277,62 @@ func (p *parser) fields(n *yaml.Node, what, module string, known []string) (map[
 	return out, true
 }
 
-// integer reads a whole number in [lo, hi].
+// integer reads a whole number in [lo, hi], written as a plain decimal.
+// YAML also reads 0x10, 0o10, 0b10, 1_000 and, as YAML 1.1 does, 010 (as
+// octal 8) as integers; other YAML readers disagree on several of them, so
+// a layout must say what it means in decimal.
 func (p *parser) integer(f field, name, module string, lo, hi int, hint string) (int, bool) {
 	v := resolve(f.value)
 	pos := nodePos(v)
-	if v.Kind != yaml.ScalarNode || v.Tag != "!!int" {
-		if v.Kind == yaml.ScalarNode && v.Tag == "!!float" && wholeDigits.MatchString(v.Value) {
-			p.d.Add("invalid-value", pos, module, hint, "%s must be at most %d, got %s", name, hi, clip(v.Value))
-			return 0, false
+	quoted := quotedStyle(v)
+	plainInt := v.Tag == "!!int" && v.Style&yaml.TaggedStyle == 0
+	// yaml.v3 tags digits too large for an int64 as a float, and a number
+	// too large for a float64 (1e400) as a string.
+	tooLarge := false
+	if v.Kind == yaml.ScalarNode && !quoted && v.Style&yaml.TaggedStyle == 0 && v.Tag != "!!int" {
+		if wholeDigits.MatchString(v.Value) {
+			tooLarge = true
+		} else if _, err := strconv.ParseFloat(v.Value, 64); errors.Is(err, strconv.ErrRange) {
+			tooLarge = true
 		}
+	}
+	switch {
+	case tooLarge && strings.HasPrefix(v.Value, "-"):
+		p.d.Add("invalid-value", pos, module, hint, "%s must be at least %d, got %s", name, lo, clip(v.Value))
+		return 0, false
+	case tooLarge:
+		p.d.Add("invalid-value", pos, module, hint, "%s must be at most %d, got %s", name, hi, clip(v.Value))
+		return 0, false
+	case v.Kind != yaml.ScalarNode || quoted || !plainInt && v.Tag != "!!int":
 		h := hint
-		if v.Kind == yaml.ScalarNode && v.Tag == "!!str" {
+		if v.Kind == yaml.ScalarNode && quoted {
 			if _, err := strconv.Atoi(v.Value); err == nil {
 				h = "remove the quotes: " + name + " is a number"
 			}
 		}
 		p.d.Add("invalid-value", pos, module, h, "%s must be a whole number, got %s", name, describe(v))
 		return 0, false
-	}
-	var x int64
-	if err := v.Decode(&x); err != nil || x > int64(hi) || x < int64(lo) {
-		if err == nil && x < int64(lo) {
-			p.d.Add("invalid-value", pos, module, hint, "%s must be at least %d, got %d", name, lo, x)
-		} else {
-			p.d.Add("invalid-value", pos, module, hint, "%s must be at most %d, got %s", name, hi, clip(v.Value))
+	case !decimal.MatchString(v.Value):
+		var x int64
+		what := clip(v.Value)
+		if err := v.Decode(&x); err == nil {
+			what = fmt.Sprintf("%s, which YAML reads as %d", what, x)
 		}
+		p.d.Add("invalid-value", pos, module, "write the number in plain decimal digits, without a leading zero, prefix or '_'",
+			"%s must be a decimal number, got %s", name, what)
+		return 0, false
+	}
+	x, err := strconv.ParseInt(v.Value, 10, 64)
+	switch {
+	case err != nil && strings.HasPrefix(v.Value, "-"), err == nil && x < int64(lo):
+		if err != nil {
+			p.d.Add("invalid-value", pos, module, hint, "%s must be at least %d, got %s", name, lo, clip(v.Value))
+		} else {
+			p.d.Add("invalid-value", pos, module, hint, "%s must be at least %d, got %d", name, lo, x)
+		}
+		return 0, false
+	case err != nil || x > int64(hi):
+		p.d.Add("invalid-value", pos, module, hint, "%s must be at most %d, got %s", name, hi, clip(v.Value))
 		return 0, false
 	}
 	return int(x), true
@@ -322,7 +373,7 @@ func (p *parser) version(fs map[string]field) {
 		return
 	}
 	v := resolve(f.value)
-	if v.Kind == yaml.ScalarNode && v.Tag == "!!int" && v.Value == "1" {
+	if v.Kind == yaml.ScalarNode && v.Tag == "!!int" && v.Value == "1" && !quotedStyle(v) {
 		p.l.Version = 1
 		return
 	}

@@ -109,6 +109,22 @@ func TestParseErrors(t *testing.T) {
 		{"dp mismatch", "version: 1\nworld_size: 8\nmodules: [{name: language, num_ranks: 8, tp: 2, dp: 2}]\n", []found{{"dp-mismatch", 3, 53}}},
 		{"dp overflow", "version: 1\nworld_size: 8\nmodules: [{name: language, tp: 8, pp: 8, dp: 8}]\n", []found{{"invalid-value", 3, 46}}},
 		{"batch without mbs", "version: 1\nworld_size: 1\nbatch: {global_batch_size: 8}\nmodules: [{name: language, num_ranks: 1}]\n", []found{{"invalid-value", 3, 8}}},
+		{"hex", "version: 1\nworld_size: 0x10\nmodules: [{name: language, num_ranks: 16}]\n", []found{{"invalid-value", 2, 13}}},
+		{"octal", "version: 1\nworld_size: 0o10\nmodules: [{name: language, num_ranks: 8}]\n", []found{{"invalid-value", 2, 13}}},
+		{"leading zero", "version: 1\nworld_size: 010\nmodules: [{name: language, num_ranks: 8}]\n", []found{{"invalid-value", 2, 13}}},
+		{"binary int", "version: 1\nworld_size: 8\nmodules: [{name: language, num_ranks: 8, tp: 0b10}]\n", []found{{"invalid-value", 3, 46}}},
+		{"underscores", "version: 1\nworld_size: 1_000\nmodules: [{name: language, num_ranks: 1000}]\n", []found{{"invalid-value", 2, 13}}},
+		{"tagged quoted int", "version: 1\nworld_size: !!int \"8\"\nmodules: [{name: language, num_ranks: 8}]\n", []found{{"invalid-value", 2, 13}}},
+		{"tagged float", "version: 1\nworld_size: !!float 8\nmodules: [{name: language, num_ranks: 8}]\n", []found{{"invalid-value", 2, 13}}},
+		{"block scalar", "version: 1\nworld_size: |\n  8\nmodules: [{name: language, num_ranks: 8}]\n", []found{{"invalid-value", 2, 13}}},
+		{"1e400", "version: 1\nworld_size: 1e400\nmodules: [{name: language, num_ranks: 8}]\n", []found{{"invalid-value", 2, 13}}},
+		{"-1e400", "version: 1\nworld_size: 8\nmodules: [{name: language, num_ranks: 8, rank_offset: -1e400}]\n", []found{{"invalid-value", 3, 55}}},
+		{"huge negative", "version: 1\nworld_size: 8\nmodules: [{name: language, num_ranks: -99999999999999999999}]\n", []found{{"invalid-value", 3, 39}}},
+		{"boolean", "version: 1\nworld_size: 8\nmodules: [{name: language, num_ranks: 8, ep: true}]\n", []found{{"invalid-value", 3, 46}}},
+		{"nested list", "version: 1\nworld_size: [[8]]\nmodules: [{name: language, num_ranks: 8}]\n", []found{{"invalid-value", 2, 13}}},
+		{"version tagged quoted", "version: !!int \"1\"\nworld_size: 1\nmodules: [{name: language, num_ranks: 1}]\n", []found{{"unsupported-version", 1, 10}}},
+		{"version 1.0", "version: 1.0\nworld_size: 1\nmodules: [{name: language, num_ranks: 1}]\n", []found{{"unsupported-version", 1, 10}}},
+		{"merge key", "version: 1\nworld_size: 8\nmodules:\n  - &v {name: vision, num_ranks: 4}\n  - <<: *v\n    name: language\n    num_ranks: 4\n", []found{{"yaml-syntax", 5, 5}}},
 		{"several at once", "version: 1\nworld_size: 4\nmodules:\n  - name: vision\n    num_ranks: 2\n    tp: -1\n  - name: language\n    num_ranks: 2\n    cp: x\n", []found{{"invalid-value", 6, 9}, {"invalid-value", 9, 9}}},
 	}
 	for _, tt := range tests {
@@ -121,6 +137,40 @@ func TestParseErrors(t *testing.T) {
 				assert.True(t, known, "rule %q is not in the catalogue", x.Rule)
 			}
 		})
+	}
+}
+
+// Messages say what was read and what is wanted, without repeating the
+// module the diagnostic already names.
+func TestParseMessages(t *testing.T) {
+	tests := []struct{ src, message, hint string }{
+		{"version: 1\nworld_size: 010\nmodules: [{name: language, num_ranks: 8}]\n",
+			"world_size must be a decimal number, got 010, which YAML reads as 8", "plain decimal"},
+		{"version: 1\nworld_size: 1e400\nmodules: [{name: language, num_ranks: 8}]\n",
+			"world_size must be at most 16777216, got 1e400", ""},
+		{"version: 1\nworld_size: 8.0\nmodules: [{name: language, num_ranks: 8}]\n",
+			"world_size must be a whole number, got the floating-point number 8.0", ""},
+		{"version: 1\nworld_size: !!int \"8\"\nmodules: [{name: language, num_ranks: 8}]\n",
+			`world_size must be a whole number, got the string "8"`, "remove the quotes"},
+		{"version: 1\nworld_size: 8\nmodules:\n  - name: language\n    num_ranks: 8\n    tp: 2\n    tp: 4\n",
+			`key "tp" is given twice (first at line 6)`, "remove one"},
+		{"version: 1\nworld_size: 8\nmodules: [{name: language, num_ranks: 9223372036854775808}]\n",
+			"num_ranks must be at most 8, got 9223372036854775808", ""},
+	}
+	for _, tt := range tests {
+		_, d := layout.Parse("m.yaml", []byte(tt.src))
+		require.Len(t, d.Items, 1, tt.src)
+		assert.Equal(t, tt.message, d.Items[0].Message)
+		assert.Contains(t, d.Items[0].Hint, tt.hint)
+	}
+}
+
+// Integers YAML readers agree on are read.
+func TestParseIntegerForms(t *testing.T) {
+	for _, v := range []string{"8", "+8", "!!int 8", "8 # a comment", "&n 8"} {
+		l, d := layout.Parse("i.yaml", []byte("version: 1\nworld_size: "+v+"\nmodules: [{name: language, num_ranks: 8}]\n"))
+		assert.Empty(t, d.Items, v)
+		assert.Equal(t, 8, l.WorldSize, v)
 	}
 }
 
