@@ -147,9 +147,12 @@ func errorPos(err error, data []byte) diag.Pos {
 	msg := err.Error()
 	if m := unknownAnchor.FindStringSubmatch(msg); m != nil {
 		if i := bytes.Index(data, []byte("*"+m[1])); i >= 0 {
-			line := bytes.Count(data[:i], []byte("\n")) + 1
-			col := i - bytes.LastIndexByte(data[:i], '\n')
-			return diag.Pos{Line: line, Column: col}
+			return offsetPos(data, i)
+		}
+	}
+	if strings.Contains(msg, "control characters are not allowed") {
+		if i := bytes.IndexFunc(data, forbidden); i >= 0 {
+			return offsetPos(data, i)
 		}
 	}
 	m := yamlLine.FindStringSubmatch(msg)
@@ -157,14 +160,98 @@ func errorPos(err error, data []byte) diag.Pos {
 		return diag.Pos{Line: 1, Column: 1}
 	}
 	line, _ := strconv.Atoi(m[1])
-	if strings.Contains(msg, "did not find expected") {
-		line++
-	}
 	col := 1
 	if m[2] != "" {
 		col, _ = strconv.Atoi(m[2])
 	}
+	if strings.Contains(msg, "did not find expected") {
+		// A parser error gives the 0-based line of the collection the
+		// problem is in, not of the problem.
+		line++
+		if p := problemLine(data, line); p > line {
+			line = p
+		}
+		col = firstColumn(data, line)
+	}
 	return diag.Pos{Line: max(line, 1), Column: max(col, 1)}
+}
+
+// offsetPos is the line and column (in characters, as yaml.v3 counts
+// them) of byte offset i.
+func offsetPos(data []byte, i int) diag.Pos {
+	start := bytes.LastIndexByte(data[:i], '\n') + 1
+	return diag.Pos{Line: bytes.Count(data[:i], []byte("\n")) + 1, Column: utf8.RuneCount(data[start:i]) + 1}
+}
+
+// forbidden reports the characters YAML does not allow in a stream: C0
+// and C1 controls other than tab, line feed, carriage return and NEL,
+// DEL, and U+FFFE/U+FFFF.
+func forbidden(r rune) bool {
+	switch {
+	case r == '\t' || r == '\n' || r == '\r' || r == 0x85:
+		return false
+	case r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f || r == 0xfffe || r == 0xffff:
+		return true
+	}
+	return false
+}
+
+// maxRefine bounds the text problemLine searches: real layouts are a few
+// hundred bytes, and each step parses a prefix.
+const maxRefine = 128 << 10
+
+// problemLine returns the first line, from line from on, at which the text
+// stops being YAML that parses: the line of a parser error that yaml.v3
+// reports at the start of its collection. It returns 0 when it cannot tell.
+func problemLine(data []byte, from int) int {
+	if len(data) > maxRefine {
+		return 0
+	}
+	ends := []int{} // ends[k-1] is the offset just past line k
+	for i, c := range data {
+		if c == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	if len(ends) == 0 || ends[len(ends)-1] != len(data) {
+		ends = append(ends, len(data))
+	}
+	fails := func(k int) bool {
+		var n yaml.Node
+		err := yaml.NewDecoder(bytes.NewReader(data[:ends[k-1]])).Decode(&n)
+		return err != nil && !errors.Is(err, io.EOF)
+	}
+	lo, hi := max(from, 1), len(ends)
+	if lo > hi || !fails(hi) {
+		return 0
+	}
+	for lo < hi { // the smallest failing prefix, if failing is monotonic
+		mid := (lo + hi) / 2
+		if fails(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// firstColumn is the column of the first character on a line that is not
+// a space or a tab.
+func firstColumn(data []byte, line int) int {
+	for l := 1; l < line; l++ {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return 1
+		}
+		data = data[i+1:]
+	}
+	for i, c := range data {
+		if c != ' ' && c != '\t' {
+			return i + 1
+		}
+	}
+	return 1
 }
 
 // yamlMessage drops the library's prefix and the position, which the

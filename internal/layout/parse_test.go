@@ -74,7 +74,15 @@ func TestParseErrors(t *testing.T) {
 		{"empty", "", []found{{"yaml-syntax", 1, 1}}},
 		{"only comments", "# nothing\n", []found{{"yaml-syntax", 1, 1}}},
 		{"syntax", "version: 1\nmodules: [a\n", []found{{"yaml-syntax", 2, 1}}},
-		{"bad indent", "version: 1\nmodules:\n  - x\n b: 2\n", []found{{"yaml-syntax", 4, 1}}},
+		{"bad indent", "version: 1\nmodules:\n  - x\n b: 2\n", []found{{"yaml-syntax", 4, 2}}},
+		// yaml.v3 places this at the start of the list (line 4); the stray
+		// key is on line 6.
+		{"key out of its list", "version: 1\nworld_size: 8\nmodules:\n  - name: language\n    num_ranks: 8\n  tp: 2\n", []found{{"yaml-syntax", 6, 3}}},
+		{"stray dash", "version: 1\nworld_size: 8\nmodules:\n- name: language\n  num_ranks: 8\n -x\n", []found{{"yaml-syntax", 6, 2}}},
+		{"unclosed flow", "version: 1\nworld_size: 8\nmodules: [{name: language, num_ranks: 8]\n", []found{{"yaml-syntax", 3, 1}}},
+		{"unclosed quote", "version: 1\nworld_size: 8\nname: \"abc\nmodules: []\n", []found{{"yaml-syntax", 3, 1}}},
+		{"control character", "version: 1\nname: \"é\x1b[31m\"\nworld_size: 8\n", []found{{"yaml-syntax", 2, 9}}},
+		{"unknown anchor after text", "version: 1\nname: é\nworld_size: 8\nmodules: [*mods]\n", []found{{"yaml-syntax", 4, 11}}},
 		{"tab", "version: 1\n\tworld_size: 2\n", []found{{"yaml-syntax", 2, 1}}},
 		{"unknown anchor", "version: 1\nworld_size: 2\nmodules: *mods\n", []found{{"yaml-syntax", 3, 10}}},
 		{"not a mapping", "- 1\n- 2\n", []found{{"yaml-syntax", 1, 1}}},
