@@ -38,6 +38,10 @@ func hostileSeeds() map[string][]byte {
 		"tabs":                  []byte("version: 1\n\tworld_size: 8\n"),
 		"bom":                   []byte("\ufeffversion: 1\nworld_size: 1\nmodules: [{name: language, num_ranks: 1}]\n"),
 		"crlf":                  []byte("version: 1\r\nworld_size: 1\r\nmodules: [{name: language, num_ranks: 1}]\r\n"),
+		"integer forms":         []byte("version: 1\nworld_size: 010\ncluster: {nodes: 0x2, gpus_per_node: 0b100}\nmodules:\n- {name: language, num_ranks: 1_000, tp: !!int \"2\", cp: !!float 1, rank_offset: -1e400}\n"),
+		"merge keys":            []byte("version: 1\nworld_size: 8\nmodules:\n- &v {name: vision, num_ranks: 4}\n- <<: [*v, *v]\n  name: language\n"),
+		"key out of its list":   []byte("version: 1\nworld_size: 8\nmodules:\n  - name: language\n    num_ranks: 8\n  tp: 2\n"),
+		"control character":     []byte("version: 1\nname: \"\x1b[2J\"\n"),
 	}
 }
 

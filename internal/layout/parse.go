@@ -443,7 +443,7 @@ func (p *parser) top(root *yaml.Node) {
 		v := resolve(f.value)
 		t := Target(v.Value)
 		if v.Kind != yaml.ScalarNode || !slices.Contains(Targets, t) {
-			p.d.Add("invalid-value", nodePos(v), "", "target is one of core, megatron-lm, megatron-bridge", "unknown target %s", describe(v))
+			p.d.Add("invalid-value", nodePos(v), "", "target is one of core, megatron-lm, megatron-bridge", "target must be one of core, megatron-lm, megatron-bridge, got %s", describe(v))
 		} else {
 			p.l.Target = t
 		}

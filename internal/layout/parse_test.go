@@ -162,6 +162,10 @@ func TestParseMessages(t *testing.T) {
 			`world_size must be a whole number, got the string "8"`, "remove the quotes"},
 		{"version: 1\nworld_size: 8\nmodules:\n  - name: language\n    num_ranks: 8\n    tp: 2\n    tp: 4\n",
 			`key "tp" is given twice (first at line 6)`, "remove one"},
+		{"version: 1\ntarget: [core]\nworld_size: 8\nmodules: [{name: language, num_ranks: 8}]\n",
+			"target must be one of core, megatron-lm, megatron-bridge, got a list", ""},
+		{"version: 1\ntarget: deepspeed\nworld_size: 8\nmodules: [{name: language, num_ranks: 8}]\n",
+			`target must be one of core, megatron-lm, megatron-bridge, got the string "deepspeed"`, ""},
 		{"version: 1\nworld_size: 8\nmodules: [{name: language, num_ranks: 9223372036854775808}]\n",
 			"num_ranks must be at most 8, got 9223372036854775808", ""},
 	}
