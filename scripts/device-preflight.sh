@@ -40,6 +40,10 @@
 #   summary.txt        one line per step: GPUs, exit status, wall time,
 #                      whether the result was the expected one, the step
 # and exits 0 only when every step ran and gave its expected result.
+#
+# Dry run without GPUs (stand-ins for torchrun and nvidia-smi over a fake
+# torch; checks the script's plumbing and verdicts, not NCCL):
+#   PATH=$PWD/internal/preflight/payload/fake_torch/bin:$PATH BYTES=4KiB OUT=/tmp/dry scripts/device-preflight.sh
 set -u
 
 BIN=${BIN:-.bin/mimoplan}
@@ -51,6 +55,7 @@ TD=internal/preflight/testdata
 mkdir -p "$OUT"
 SUMMARY="$OUT/summary.txt"
 W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
 T0=$(date +%s)
 
 # Multicast stays off on shared machines (NVLS can take a host's GPUs down).
