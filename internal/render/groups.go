@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/validate"
@@ -205,11 +206,16 @@ func digits(v int) int {
 	return n
 }
 
+// title is the layout's name for a table heading; a name with characters
+// a terminal would act on (a newline, an escape) is shown quoted.
 func title(t *validate.Topology) string {
-	if t.Name != "" {
-		return t.Name
+	switch {
+	case t.Name == "":
+		return "layout"
+	case strings.IndexFunc(t.Name, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
+		return strconv.Quote(t.Name)
 	}
-	return "layout"
+	return t.Name
 }
 
 // sizes summarises a module's parallel sizes, leaving out those at 1.

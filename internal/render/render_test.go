@@ -264,3 +264,20 @@ modules:
 	}
 	assert.Equal(t, []string{"511", "63", "7", "language", "7", "0", "0", "7", "3", "0", "7", "0", "7", "false", "true"}, last)
 }
+
+// A layout's name is free text; in a table heading it must not move the
+// cursor or clear the screen.
+func TestTitleIsInert(t *testing.T) {
+	for name, want := range map[string]string{
+		`"plain name"`:   "plain name: 2 ranks",
+		`"x\e[2J\ny"`:    `"x\x1b[2J\ny": 2 ranks`,
+		`"tab\there"`:    `"tab\there": 2 ranks`,
+		`"unicode ü ok"`: "unicode ü ok: 2 ranks",
+	} {
+		tp := topo(t, "version: 1\nname: "+name+"\nworld_size: 2\nmodules: [{name: language, num_ranks: 2}]\n")
+		out := run(t, tp, render.Options{Format: "table"})
+		assert.True(t, strings.HasPrefix(out, want), "%s: %q", name, out[:min(len(out), 40)])
+		out = run(t, tp, render.Options{Format: "markdown"})
+		assert.True(t, strings.HasPrefix(out, want), "%s: %q", name, out[:min(len(out), 40)])
+	}
+}
