@@ -286,6 +286,21 @@ class Reports(unittest.TestCase):
         self.assertIn("vision/tp#0 [0,1]: rank 0: new_group gave [0, 1], the plan has [0, 2]", failures[0])
         self.assertIn("vision/tp#0 [0,1]: rank 0: the all-reduce summed ranks [0,1], the plan predicts [0, 2]", failures[1])
 
+    def test_evaluate_members_in_another_order(self):
+        """A plan group with the right members in another order: an
+        all-reduce sum cannot see order, but torch sorts new_group's ranks,
+        so the member check fails, and only it."""
+        plan = nonco4()
+        plan["modules"][1]["groups"]["pp"] = [[3, 2]]
+        self.assertEqual(pf.check_plan(plan, 4), [])
+        groups, results = simulate(plan)
+        _, failures, bad = pf.evaluate(groups, results, 1 << 20)
+        self.assertEqual(bad, 1)
+        self.assertEqual(failures, [
+            "language/pp#0 [2,3]: rank 2: new_group gave [2, 3], the plan has [3, 2]",
+            "language/pp#0 [2,3]: rank 3: new_group gave [2, 3], the plan has [3, 2]",
+        ])
+
     def test_evaluate_broken_sum_and_missing(self):
         plan = nonco4()
         groups, results = simulate(plan, break_sum=(0, 1))
