@@ -226,7 +226,9 @@ func TestRunSignals(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
+	grace := preflight.KillGrace
 	preflight.KillGrace = 2 * time.Second
+	t.Cleanup(func() { preflight.KillGrace = grace })
 	tests := []struct {
 		name   string
 		trap   string // the launcher's handling of SIGTERM
