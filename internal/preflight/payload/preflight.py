@@ -785,7 +785,13 @@ def run(args):
 
     # Under torchrun the store is up already: watch the GPU binding and
     # NCCL's init too, so that a rank stuck in either is named.
-    tracker = start_tracker() if agent_store() else None
+    tracker = None
+    if agent_store():
+        try:
+            tracker = start_tracker()
+        except Exception as e:  # watch from after the init, as with other launchers
+            say(rank, ["preflight: warning: no store before init_process_group (%s: %s): "
+                       "GPU binding and NCCL init are not watched" % (type(e).__name__, e)], sys.stderr)
     if tracker:
         tracker.enter(steps[0])
     if not torch.cuda.is_available() or local_rank >= torch.cuda.device_count():
