@@ -110,6 +110,44 @@ func TestEnvironment(t *testing.T) {
 	assert.Contains(t, out, "valid: non_colocated")
 }
 
+// A MIMOPLAN_* value is parsed as strictly as the flag it stands for.
+func TestEnvironmentValues(t *testing.T) {
+	g := writeLayout(t, good)
+	tests := []struct {
+		env, value string
+		args       []string
+		code       int
+		out, err   string
+	}{
+		{"MIMOPLAN_RANK", "5", []string{"render", g}, 0, "rank 5\n", ""},
+		{"MIMOPLAN_RANK", "abc", []string{"render", g}, 2, "", `invalid MIMOPLAN_RANK="abc" (for --rank)`},
+		{"MIMOPLAN_RANK", "-3", []string{"render", g}, 2, "", "outside the world"},
+		{"MIMOPLAN_FULL", "maybe", []string{"render", g}, 2, "", `invalid MIMOPLAN_FULL="maybe" (for --full)`},
+		{"MIMOPLAN_STRICT", "yes", []string{"validate", g}, 2, "", `invalid MIMOPLAN_STRICT="yes"`},
+		{"MIMOPLAN_STRICT", "1", []string{"validate", g}, 0, "valid:", ""},
+		{"MIMOPLAN_OMP_NUM_THREADS", "four", []string{"launch-plan", g, "--", "t.py"}, 2, "", `invalid MIMOPLAN_OMP_NUM_THREADS="four"`},
+		{"MIMOPLAN_ITERS", "1.5", []string{"preflight", g, "--emit", t.TempDir()}, 2, "", `invalid MIMOPLAN_ITERS="1.5"`},
+		{"MIMOPLAN_TIMEOUT", "soon", []string{"preflight", g, "--emit", t.TempDir()}, 2, "", `invalid MIMOPLAN_TIMEOUT="soon"`},
+		{"MIMOPLAN_PROBE", "perhaps", []string{"validate", g}, 2, "", `invalid MIMOPLAN_PROBE="perhaps"`},
+		{"MIMOPLAN_FORMAT", "", []string{"validate", g}, 0, "valid:", ""}, // empty is unset
+	}
+	for _, tt := range tests {
+		t.Run(tt.env+"="+tt.value, func(t *testing.T) {
+			t.Setenv(tt.env, tt.value)
+			code, out, errOut := mimoplan(t, tt.args...)
+			assert.Equal(t, tt.code, code, "stdout: %s\nstderr: %s", out, errOut)
+			assert.Contains(t, out, tt.out)
+			assert.Contains(t, errOut, tt.err)
+		})
+	}
+}
+
+func TestRenderBadGroup(t *testing.T) {
+	code, _, errOut := mimoplan(t, "render", writeLayout(t, good), "--group", "tensor")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "no group kind")
+}
+
 func TestCompletion(t *testing.T) {
 	code, out, _ := mimoplan(t, "completion", "bash")
 	assert.Equal(t, 0, code)

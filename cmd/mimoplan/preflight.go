@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -46,7 +47,7 @@ signal N. See docs/preflight.md.`,
 	f.Bool("lazy-init", false, "create NCCL communicators at first use rather than splitting them from the world's")
 	f.StringSlice("hosts", nil, "several nodes: hosts in node-rank order")
 	f.String("master-addr", "", "several nodes: rendezvous master address (default: the first host)")
-	f.Int("master-port", launch.DefaultMasterPort, "several nodes: rendezvous master port")
+	f.String("master-port", strconv.Itoa(launch.DefaultMasterPort), "several nodes: rendezvous master port (decimal, 1-65535)")
 	f.String("entrypoint", "torchrun", `launcher in the printed lines, e.g. "python3 -m torch.distributed.run"`)
 	cmd.RunE = runPreflight
 	return cmd
@@ -73,9 +74,9 @@ func runPreflight(cmd *cobra.Command, args []string) error {
 		return usageErr("--timeout must be positive, --iters at least 1 and --entrypoint not empty")
 	}
 	lo := launch.Options{
-		MasterAddr: v.GetString("master-addr"),
-		MasterPort: v.GetInt("master-port"),
-		HostSource: "--hosts",
+		MasterAddr:     v.GetString("master-addr"),
+		MasterPortText: v.GetString("master-port"),
+		HostSource:     "--hosts",
 	}
 	for _, h := range v.GetStringSlice("hosts") {
 		for _, part := range strings.Split(h, ",") {

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -46,23 +45,11 @@ HyperCommGrid builds them.
 			Format:  v.GetString("format"),
 			Modules: v.GetStringSlice("module"),
 			Groups:  v.GetStringSlice("group"),
-			HasRank: cmd.Flags().Changed("rank") || v.IsSet("rank"),
+			Rank:    v.GetInt("rank"),
+			HasRank: cmd.Flags().Changed("rank"), // by flag or MIMOPLAN_RANK
 			ByRank:  by == "rank",
+			Full:    v.GetBool("full"),
 		}
-		// viper reads a malformed MIMOPLAN_RANK as 0 and MIMOPLAN_FULL as
-		// false; the raw text is checked here instead.
-		if o.HasRank {
-			r, err := strconv.Atoi(strings.TrimSpace(v.GetString("rank")))
-			if err != nil {
-				return usageErr("invalid --rank (or MIMOPLAN_RANK) %q: want a rank number", v.GetString("rank"))
-			}
-			o.Rank = r
-		}
-		full, err := strconv.ParseBool(strings.TrimSpace(v.GetString("full")))
-		if err != nil {
-			return usageErr("invalid --full (or MIMOPLAN_FULL) %q: want true or false", v.GetString("full"))
-		}
-		o.Full = full
 		if err := oneOf("format", o.Format, render.Formats...); err != nil {
 			return err
 		}

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 )
 
@@ -71,6 +73,7 @@ Exit codes: 0 valid, 1 invalid input, 2 usage error, 3 no NVIDIA driver/NVML.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &exitError{code: exitUsage, err: err}
 	})
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return applyEnv(cmd) }
 	for _, f := range commands {
 		root.AddCommand(f())
 	}
@@ -98,6 +101,34 @@ func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// is a usage error.
 	fmt.Fprintf(stderr, "mimoplan: %v\n", err)
 	return exitUsage
+}
+
+// applyEnv sets every flag not given on the command line from its
+// MIMOPLAN_* variable, parsed as the flag parses its own text, so that a
+// malformed value is a usage error rather than viper's silent 0 or false.
+// An empty variable counts as unset, as viper has it.
+func applyEnv(cmd *cobra.Command) error {
+	var err error
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if err != nil || f.Changed || f.Name == "help" || f.Name == "version" {
+			return
+		}
+		key := envKey(f.Name)
+		val, ok := os.LookupEnv(key)
+		if !ok || val == "" {
+			return
+		}
+		if e := cmd.Flags().Set(f.Name, val); e != nil {
+			err = usageErr("invalid %s=%q (for --%s): %v", key, val, f.Name, e)
+		}
+	})
+	return err
+}
+
+// envKey is the environment variable of a flag: --master-port is
+// MIMOPLAN_MASTER_PORT.
+func envKey(flag string) string {
+	return "MIMOPLAN_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 }
 
 // config binds a command's flags to MIMOPLAN_* environment variables
