@@ -7,9 +7,9 @@
 # (CGO_ENABLED=1 go build -o .bin/mimoplan ./cmd/mimoplan; .bin/ is ignored
 # by git, so carry it to the GPU machine) and $OUT set to an empty
 # directory. BIN overrides the binary; LAYOUT is a layout that asks for more
-# GPUs than a 4-GPU machine has (gpu-count-short expected there), FIT one
-# that such a machine can run (world_size 4, no cluster), NODES one with
-# cluster.gpus_per_node 2. Writes at most 8 flat files into "$OUT/":
+# GPUs than the machine has (gpu-count-short expected), FIT one that fits
+# it exactly (world_size = its GPU count, no cluster: nonco-2gpu.yaml or
+# nonco-4gpu.yaml), NODES one with cluster.gpus_per_node 2. Writes at most 8 flat files into "$OUT/":
 #
 #   nvidia-smi.txt          nvidia-smi and nvidia-smi -L
 #   nvidia-smi-topo.txt     nvidia-smi topo -m
@@ -26,12 +26,18 @@ set -u
 
 BIN=${BIN:-.bin/mimoplan}
 LAYOUT=${LAYOUT:-layouts/nemotron-vlm-8gpu.yaml}
-FIT=${FIT:-internal/preflight/testdata/nonco-4gpu.yaml}
+NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+FIT=${FIT:-internal/preflight/testdata/nonco-$((NGPU >= 4 ? 4 : 2))gpu.yaml}
 NODES=${NODES:-internal/preflight/testdata/two-nodes-2x2.yaml}
 OUT=${OUT:?set OUT to the directory for the results}
 mkdir -p "$OUT"
 CODES="$OUT/exit-codes.txt"
 : >"$CODES"
+# Start every result file afresh: run() appends, and a warm machine keeps
+# the files of an earlier call.
+for f in nvidia-smi.txt nvidia-smi-topo.txt probe.txt validate-probe.txt visible-devices.txt no-nvml.txt; do
+	: >"$OUT/$f"
+done
 
 # run FILE CMD...: append the command line and its combined output to
 # $OUT/FILE and record the exit status.
@@ -70,8 +76,8 @@ run probe.txt "$BIN" probe
 printf '%-4s %s\n' "$?" "$BIN probe --format json" >>"$CODES"
 
 # LAYOUT asks for 8 GPUs per node: on a machine with fewer,
-# gpu-count-short (exit 1) is the expected answer. FIT and NODES fit a
-# 4-GPU machine (exit 0).
+# gpu-count-short (exit 1) is the expected answer. FIT and NODES fit
+# (exit 0).
 run validate-probe.txt "$BIN" validate "$LAYOUT" --probe
 run validate-probe.txt "$BIN" validate "$LAYOUT" --probe --format json
 run validate-probe.txt "$BIN" validate "$FIT" "$NODES" --probe
