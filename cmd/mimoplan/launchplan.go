@@ -40,7 +40,11 @@ examples/mimo/pretrain_mimo.py and the layout is appended as its arguments;
 for other targets the render JSON is written beside the plan and its path
 passed in MIMOPLAN_TOPOLOGY. See docs/launch.md.
 
-Exit codes: 0 plan written, 1 invalid layout or hosts, 2 usage error.`,
+--probe also checks this machine's GPUs as one node of the layout (see
+validate --probe) and writes no plan when they fall short.
+
+Exit codes: 0 plan written, 1 invalid layout or hosts (or, with --probe,
+GPUs), 2 usage error, 3 --probe without an NVIDIA driver or NVML.`,
 		Args: launchPlanArgs,
 	}
 	f := cmd.Flags()
