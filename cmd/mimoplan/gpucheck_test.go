@@ -13,7 +13,7 @@ import (
 	"github.com/mimoplan/mimoplan/internal/gpuprobe"
 )
 
-// countingProbe replaces the NVML probe and counts its calls.
+// countingProbe replaces the NVML probe for one test and counts its calls.
 func countingProbe(t *testing.T, s *gpuprobe.Snapshot, err error) *int {
 	t.Helper()
 	calls := new(int)

@@ -22,14 +22,6 @@ func runProbe(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-// fakeProbe replaces the NVML probe for one test.
-func fakeProbe(t *testing.T, s *gpuprobe.Snapshot, err error) {
-	t.Helper()
-	old := probeLocal
-	probeLocal = func() (*gpuprobe.Snapshot, error) { return s, err }
-	t.Cleanup(func() { probeLocal = old })
-}
-
 func twoGPUs() *gpuprobe.Snapshot {
 	return &gpuprobe.Snapshot{
 		DriverVersion:     "570.86.15",
@@ -82,7 +74,7 @@ func TestProbeThisMachine(t *testing.T) {
 }
 
 func TestProbeFailureExits3(t *testing.T) {
-	fakeProbe(t, nil, errors.New("NVML: GPU 3: get handle: ERROR_GPU_IS_LOST"))
+	countingProbe(t, nil, errors.New("NVML: GPU 3: get handle: ERROR_GPU_IS_LOST"))
 	code, stdout, stderr := runProbe(t, "probe")
 	assert.Equal(t, exitNoGPU, code)
 	assert.Empty(t, stdout)
@@ -90,7 +82,7 @@ func TestProbeFailureExits3(t *testing.T) {
 }
 
 func TestProbeTable(t *testing.T) {
-	fakeProbe(t, twoGPUs(), nil)
+	countingProbe(t, twoGPUs(), nil)
 	code, stdout, stderr := runProbe(t, "probe")
 	assert.Equal(t, exitOK, code)
 	assert.Empty(t, stderr)
@@ -112,7 +104,7 @@ func TestProbeJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fakeProbe(t, twoGPUs(), nil)
+			countingProbe(t, twoGPUs(), nil)
 			t.Setenv("MIMOPLAN_FORMAT", tt.env)
 			code, stdout, stderr := runProbe(t, tt.args...)
 			require.Equal(t, exitOK, code, stderr)
@@ -136,7 +128,7 @@ func TestProbeUsage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fakeProbe(t, nil, errors.New("must not be called"))
+			countingProbe(t, nil, errors.New("must not be called"))
 			code, stdout, stderr := runProbe(t, tt.args...)
 			assert.Equal(t, exitUsage, code)
 			assert.Empty(t, stdout)
