@@ -15,8 +15,9 @@ func addProbeFlag(cmd *cobra.Command) {
 // localGPUs probes this machine once, for --probe; nil when the flag is
 // off. Without NVML it returns the exit-3 error.
 func localGPUs(cmd *cobra.Command) (*gpuprobe.Snapshot, error) {
-	// Only commands that offer --probe read it (and MIMOPLAN_PROBE).
-	if cmd.Flags().Lookup("probe") == nil || !config(cmd).GetBool("probe") {
+	// applyEnv has set the flag from MIMOPLAN_PROBE; a command without
+	// the flag gets an error here, and no probe.
+	if on, err := cmd.Flags().GetBool("probe"); err != nil || !on {
 		return nil, nil
 	}
 	s, err := probeLocal()

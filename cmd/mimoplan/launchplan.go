@@ -80,6 +80,21 @@ func launchPlanArgs(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
+// hostsFlag reads --hosts (or MIMOPLAN_HOSTS): comma-separated or
+// repeated, spaces around a name dropped, an empty name a usage error.
+func hostsFlag(v *viper.Viper) ([]string, error) {
+	var hosts []string
+	for _, h := range v.GetStringSlice("hosts") {
+		for _, part := range strings.Split(h, ",") {
+			if part = strings.TrimSpace(part); part == "" {
+				return nil, usageErr("--hosts has an empty host name")
+			}
+			hosts = append(hosts, part)
+		}
+	}
+	return hosts, nil
+}
+
 // launchFlags are the launch-plan settings read from flags and MIMOPLAN_*.
 type launchFlags struct {
 	format, out, topologyOut, hostfile string
@@ -121,15 +136,11 @@ func readLaunchFlags(cmd *cobra.Command, v *viper.Viper, args []string) (*launch
 		}
 		o.Env = append(o.Env, launch.EnvVar{Name: name, Value: value})
 	}
-	// MIMOPLAN_HOSTS="h0,h1" reaches viper as one string; split it too.
-	for _, h := range v.GetStringSlice("hosts") {
-		for _, part := range strings.Split(h, ",") {
-			if part = strings.TrimSpace(part); part == "" {
-				return nil, usageErr("--hosts has an empty host name")
-			}
-			lf.hosts = append(lf.hosts, part)
-		}
+	hosts, err := hostsFlag(v)
+	if err != nil {
+		return nil, err
 	}
+	lf.hosts = hosts
 	if len(lf.hosts) > 0 && lf.hostfile != "" {
 		return nil, usageErr("give --hosts or --hostfile, not both")
 	}

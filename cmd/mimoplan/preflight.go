@@ -78,12 +78,8 @@ func runPreflight(cmd *cobra.Command, args []string) error {
 		MasterPortText: v.GetString("master-port"),
 		HostSource:     "--hosts",
 	}
-	for _, h := range v.GetStringSlice("hosts") {
-		for _, part := range strings.Split(h, ",") {
-			if part = strings.TrimSpace(part); part != "" {
-				lo.Hosts = append(lo.Hosts, part)
-			}
-		}
+	if lo.Hosts, err = hostsFlag(v); err != nil {
+		return err
 	}
 
 	res, err := loadValid(cmd, args[0])

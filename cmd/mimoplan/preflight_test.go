@@ -42,6 +42,7 @@ func TestPreflight(t *testing.T) {
 			0, "# node 0\ntorchrun --nnodes=2 --nproc-per-node=4 --node-rank=0 --master-addr=10.0.0.1 --master-port=29500 ", ""},
 		{"nodes without hosts", nil, []string{"preflight", twoNodes, "--emit", dir}, 2, "", "give the hosts or the master address"},
 		{"nodes wrong host count", nil, []string{"preflight", twoNodes, "--emit", dir, "--hosts", "h0"}, 1, "", "host-count-mismatch"},
+		{"nodes empty host", nil, []string{"preflight", twoNodes, "--emit", dir, "--hosts", "h0,,h1"}, 2, "", "--hosts has an empty host name"},
 		{"run several nodes", nil, []string{"preflight", twoNodes, "--run"}, 2, "", "the layout has 2 nodes: use --emit"},
 		{"neither emit nor run", nil, []string{"preflight", g}, 2, "", "needs --emit DIR, --run, or both"},
 		{"bad bytes", nil, []string{"preflight", g, "--emit", dir, "--bytes", "lots"}, 2, "", "invalid --bytes"},
