@@ -37,6 +37,10 @@ type Layout struct {
 	Batch     *Batch
 	Modules   []Module
 
+	// Colocated is a suggest spec's placement constraint: nil leaves it
+	// open, true wants every module on the same ranks, false disjoint ones.
+	Colocated *bool
+
 	pos map[string]diag.Pos
 }
 
@@ -70,6 +74,10 @@ type Module struct {
 	// Broken is set when a value of this module could not be read, so that
 	// later checks do not pile consequences on top of the real error.
 	Broken bool
+
+	// Constraints of a suggest spec (ParseSpec): 0 and false mean none.
+	MaxTP     int
+	AlignNode bool // the module's span starts and ends on node boundaries
 
 	pos map[string]diag.Pos
 }
@@ -114,3 +122,4 @@ func (m *Module) Given(field string) bool {
 
 // End is one past the module's last rank.
 func (m *Module) End() int { return m.RankOffset + m.NumRanks }
+

@@ -67,6 +67,9 @@ func Load(path string) (*Layout, *diag.List, error) {
 type parser struct {
 	l *Layout
 	d *diag.List
+	// spec is set when reading a suggest spec (ParseSpec): sizes may be
+	// left open and the constraint keys of spec.go are known.
+	spec bool
 	// suggested holds the field names offered for the unknown keys of the
 	// last mapping read, so that a misspelt num_ranks is reported once, not
 	// also as a missing one.
@@ -76,9 +79,14 @@ type parser struct {
 // Parse parses layout text. It never fails: everything wrong with the input
 // is a diagnostic, and the Layout holds what could be read.
 func Parse(file string, data []byte) (*Layout, *diag.List) {
+	return parse(file, data, false)
+}
+
+func parse(file string, data []byte, spec bool) (*Layout, *diag.List) {
 	p := &parser{
-		l: &Layout{File: file, Target: TargetCore, pos: map[string]diag.Pos{"": {Line: 1, Column: 1}}},
-		d: &diag.List{File: file},
+		l:    &Layout{File: file, Target: TargetCore, pos: map[string]diag.Pos{"": {Line: 1, Column: 1}}},
+		d:    &diag.List{File: file},
+		spec: spec,
 	}
 	root, ok := p.document(data)
 	if ok {
@@ -426,7 +434,7 @@ func (p *parser) integer(f field, name, module string, lo, hi int, hint string) 
 }
 
 func (p *parser) top(root *yaml.Node) {
-	fs, _ := p.fields(root, "the layout", "", topFields)
+	fs, _ := p.fields(root, "the layout", "", p.known(topFields, specTopFields))
 	for k, f := range fs {
 		p.l.pos[k] = nodePos(resolve(f.value))
 	}
@@ -451,6 +459,7 @@ func (p *parser) top(root *yaml.Node) {
 	p.world(fs)
 	p.batch(fs)
 	p.modules(fs)
+	p.specTop(fs)
 }
 
 func (p *parser) version(fs map[string]field) {
@@ -574,7 +583,7 @@ func (p *parser) modules(fs map[string]field) {
 				names[m.Name] = m.Pos("name").Line
 			}
 		}
-		if !m.Given("rank_offset") {
+		if !m.Given("rank_offset") && !p.spec { // a spec's offsets are the planner's to choose
 			if i > 0 {
 				prev := p.l.Modules[i-1]
 				m.RankOffset = prev.End()
@@ -595,7 +604,7 @@ func (p *parser) module(n *yaml.Node, index, limit int) Module {
 	if module != "" {
 		what = fmt.Sprintf("module %q", module)
 	}
-	fs, ok := p.fields(n, what, module, moduleFields)
+	fs, ok := p.fields(n, what, module, p.known(moduleFields, specModuleFields))
 	if !ok {
 		m.Broken = true
 		return m
@@ -649,7 +658,8 @@ func (p *parser) module(n *yaml.Node, index, limit int) Module {
 			m.Broken = true
 		}
 	}
-	if !m.Broken {
+	p.specModule(&m, fs)
+	if !m.Broken && !p.spec {
 		p.ranks(&m, fs, limit, suggested)
 	}
 	return m
