@@ -122,4 +122,3 @@ func (m *Module) Given(field string) bool {
 
 // End is one past the module's last rank.
 func (m *Module) End() int { return m.RankOffset + m.NumRanks }
-
