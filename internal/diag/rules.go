@@ -20,7 +20,7 @@ var catalogue = []Rule{
 	{"invalid-value", Error, "A value of the wrong type, out of range, or missing where it is required.", "docs/layout.md"},
 	{"unsupported-version", Error, "The layout's version is not one this mimoplan reads.", "docs/layout.md"},
 	{"world-size-mismatch", Error, "world_size disagrees with cluster.nodes * cluster.gpus_per_node.", "docs/layout.md"},
-	{"duplicate-module", Error, "Two modules share a name.", "examples/mimo/training/topology.py create_topology"},
+	{"duplicate-module", Error, "Two modules share a name.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/topology.py:108 (create_topology keeps the last module of a repeated name, silently)"},
 	{"missing-language-module", Error, "There is not exactly one module named language.", "examples/mimo/training/topology.py create_topology"},
 	{"dp-mismatch", Error, "dp and num_ranks are both given and num_ranks != tp*gtp_remat*cp*pp*dp.", "examples/mimo/training/topology.py ModuleGridSpec"},
 	{"dense-not-divisible", Error, "num_ranks is not divisible by tp*gtp_remat*cp*pp.", "examples/mimo/training/topology.py ModuleGridSpec.__post_init__"},
@@ -35,11 +35,14 @@ var catalogue = []Rule{
 	{"bridge-cp-unsupported", Error, "The cross-module bridge needs cp 1 on both ends.", "megatron/core/pipeline_parallel/bridge_communicator.py BridgeCommunicator.__init__"},
 	{"colocated-pp-cp-unsupported", Error, "Colocated modules need pp 1 and cp 1.", "megatron/core/models/mimo/comm/colocated_communicator.py ColocatedBridgeCommunicator._validate_grids"},
 	{"dp-not-compatible", Error, "Two modules' dp sizes do not divide one another.", "colocated_communicator.py _validate_grids; Megatron-Bridge MegatronMIMOParallelismConfig._validate_parallelism_constraints"},
+	{"fan-in-uneven-tokens", Warning, "Non-colocated: an encoder's dp exceeds the language module's dp*gtp_remat (fan-in), which fails when samples carry different numbers of modality tokens.", "Megatron-LM@d98e8a64ddf3 megatron/core/models/mimo/model/base.py:563"},
 
 	// Batch rules.
-	{"fanout-not-divisible", Error, "An encoder's micro-batch (mbs*llm_dp*llm_gtp_remat/encoder_dp) is not whole.", "examples/mimo/training/data.py select_mock_data_iterator; args.py validate_hetero_grid_args"},
-	{"global-batch-not-divisible", Error, "global_batch_size is not divisible by the per-step batch.", "examples/mimo/training/args.py; Megatron-Bridge megatron_mimo_parallel_utils.validate_data_loader_contract"},
-	{"micro-batch-not-divisible", Error, "micro_batch_size is not divisible by a module's dp.", "Megatron-Bridge megatron_mimo_parallel_utils.validate_data_loader_contract"},
+	{"fanout-not-divisible", Error, "An encoder's micro-batch (mbs*llm_dp*llm_gtp_remat/encoder_dp) is not whole.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/data.py:297, examples/mimo/training/args.py:102"},
+	{"global-batch-not-divisible", Error, "global_batch_size is not divisible by the per-step batch.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:715, megatron/core/num_microbatches_calculator.py:381; Megatron-Bridge@067f987df03b src/megatron/bridge/training/megatron_mimo_parallel_utils.py:393, :407"},
+	{"micro-batch-not-divisible", Error, "micro_batch_size is not divisible by a module's dp.", "Megatron-Bridge@067f987df03b src/megatron/bridge/training/megatron_mimo_parallel_utils.py:403"},
+	{"global-batch-required", Error, "Target megatron-bridge: batch has no global_batch_size.", "Megatron-Bridge@067f987df03b src/megatron/bridge/training/config.py:2079"},
+	{"global-batch-default-not-divisible", Warning, "Target megatron-lm: a batch without global_batch_size while the language module has gtp_remat above 1.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:703, :715"},
 
 	// Target megatron-lm.
 	{"colocated-unsupported", Error, "The target runtime cannot run colocated modules.", "examples/mimo/pretrain_mimo.py, args.py validate_hetero_grid_args; Megatron-Bridge MegatronMIMOParallelismConfig._validate_heterogeneous"},

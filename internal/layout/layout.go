@@ -74,6 +74,10 @@ type Module struct {
 	// Broken is set when a value of this module could not be read, so that
 	// later checks do not pile consequences on top of the real error.
 	Broken bool
+	// Unplaced is set when rank_offset was left out and the module before
+	// is broken or unplaced, so that the span is unknown while the sizes
+	// may still be checked.
+	Unplaced bool
 
 	// Constraints of a suggest spec (ParseSpec): 0 and false mean none.
 	MaxTP     int

@@ -587,8 +587,8 @@ func (p *parser) modules(fs map[string]field) {
 			if i > 0 {
 				prev := p.l.Modules[i-1]
 				m.RankOffset = prev.End()
-				if prev.Broken || prev.NumRanks == 0 {
-					m.Broken = true
+				if prev.Broken || prev.Unplaced || prev.NumRanks == 0 {
+					m.Unplaced = true
 				}
 			}
 		}

@@ -4,25 +4,24 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
 )
 
 // batch checks the batch sizes, when the layout gives them, the way the
-// target runtime reads them.
+// target runtime reads them, over the modules whose sizes are sound.
 func (c *checker) batch() {
-	t := c.r.Topology
-	if t.Batch == nil || t.Batch.MicroBatchSize <= 0 {
+	b := c.l.Batch
+	if b == nil || b.MicroBatchSize <= 0 {
 		return
 	}
-	lang := languageIndex(t)
-	if lang < 0 {
-		return
-	}
-	if t.Target == layout.TargetMegatronBridge {
+	if c.l.Target == layout.TargetMegatronBridge {
 		c.bridgeBatch()
 		return
 	}
-	c.laneBatch(lang)
+	if lang := c.sizedLanguage(); lang >= 0 {
+		c.laneBatch(lang)
+	}
 }
 
 // laneBatch: for core and megatron-lm, micro_batch_size is per language
@@ -30,15 +29,15 @@ func (c *checker) batch() {
 // splits them over its dp ranks (examples/mimo/training/data.py), and the
 // global batch is a whole number of steps (examples/mimo/training/args.py).
 func (c *checker) laneBatch(lang int) {
-	t, b := c.r.Topology, c.r.Topology.Batch
-	lm := t.Modules[lang]
+	b := c.l.Batch
+	lm := c.sized[lang]
 	mbs, n := b.MicroBatchSize, lanes(lm)
 	step := mbs * n // at most 2^31 * 2^24: no overflow
 	c.fact("language has %s (dp %d x gtp_remat %d): a micro-batch step takes %s (micro_batch_size %d per lane)",
 		plural(n, "data lane"), lm.DP, lm.GTPRemat, plural(step, "sample"), mbs)
 	shown := 0
-	for _, e := range edges(t) {
-		enc := t.Modules[e.enc]
+	for _, e := range c.sizedEdges() {
+		enc := c.sized[e.enc]
 		if step%enc.DP != 0 {
 			need := enc.DP / gcd(n, enc.DP)
 			c.d.Add("fanout-not-divisible", c.l.Pos("batch.micro_batch_size"), enc.Name,
@@ -55,6 +54,14 @@ func (c *checker) laneBatch(lang int) {
 		c.fact("and %d more encoders' micro-batches", shown-maxSummaryModules)
 	}
 	gbs := b.GlobalBatchSize
+	if gbs == 0 && c.l.Target == layout.TargetMegatronLM && lm.GTPRemat > 1 {
+		// pretrain_mimo.py runs validate_args with the language grid as the
+		// world, so data_parallel_size is the language dp without GTP.
+		c.d.Add("global-batch-default-not-divisible", c.l.Pos("batch"), "",
+			fmt.Sprintf("set global_batch_size to a multiple of %d (micro_batch_size %d x dp %d x gtp_remat %d)", step, mbs, lm.DP, lm.GTPRemat),
+			"no global_batch_size: Megatron-LM sets it to micro_batch_size*dp = %d*%d = %d, and then asserts that the eval batch (the same by default) is divisible by micro_batch_size*dp*gtp_remat = %d, which fails with language gtp_remat %d",
+			mbs, lm.DP, mbs*lm.DP, step, lm.GTPRemat)
+	}
 	if gbs == 0 {
 		return
 	}
@@ -70,16 +77,28 @@ func (c *checker) laneBatch(lang int) {
 
 // bridgeBatch: for megatron-bridge, micro_batch_size is the global MIMO
 // micro-batch, sliced by each module's dp; num_microbatches is gbs/mbs
-// (megatron_mimo_parallel_utils.validate_data_loader_contract).
+// (megatron_mimo_parallel_utils.validate_data_loader_contract), and
+// global_batch_size must be set (training/config.py).
 func (c *checker) bridgeBatch() {
-	t, b := c.r.Topology, c.r.Topology.Batch
+	b := c.l.Batch
 	mbs, gbs := b.MicroBatchSize, b.GlobalBatchSize
+	if gbs == 0 {
+		c.d.Add("global-batch-required", c.l.Pos("batch"), "",
+			fmt.Sprintf("add global_batch_size under batch, a multiple of micro_batch_size %d", mbs),
+			"Megatron-Bridge asserts that train.global_batch_size is set, but batch has no global_batch_size")
+	}
+	var mods []*grid.Module
+	for _, m := range c.sized {
+		if m != nil {
+			mods = append(mods, m)
+		}
+	}
 	all := 1 // lcm of every dp, for hints
-	for _, m := range t.Modules {
+	for _, m := range mods {
 		all = lcmCapped(all, m.DP)
 	}
 	var shares []string
-	for _, m := range t.Modules {
+	for _, m := range mods {
 		if mbs%m.DP != 0 {
 			c.d.Add("micro-batch-not-divisible", c.l.Pos("batch.micro_batch_size"), m.Name,
 				fmt.Sprintf("make micro_batch_size a multiple of %d (the least common multiple of every module's dp)", all),
@@ -101,7 +120,7 @@ func (c *checker) bridgeBatch() {
 	if gbs%mbs != 0 {
 		why = append(why, fmt.Sprintf("micro_batch_size %d (num_microbatches = %d/%d is not whole)", mbs, gbs, mbs))
 	}
-	for _, m := range t.Modules {
+	for _, m := range mods {
 		if gbs%m.DP != 0 {
 			why = append(why, fmt.Sprintf("%s's dp %d", m.Name, m.DP))
 		}

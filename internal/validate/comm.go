@@ -42,6 +42,7 @@ func (c *checker) bridge(es []edge) {
 		enc, lang := t.Modules[e.enc], t.Modules[e.lang]
 		a, b := lanes(enc), lanes(lang)
 		if dividesEither(a, b) {
+			c.fanIn(e)
 			continue
 		}
 		lm := c.lm(e.enc)
@@ -50,6 +51,25 @@ func (c *checker) bridge(es []edge) {
 			"%s has %d data lanes (dp %d x gtp_remat %d) and language has %d (dp %d x gtp_remat %d); the bridge pairs one leader per lane, so one count must divide the other",
 			enc.Name, a, enc.DP, enc.GTPRemat, b, lang.DP, lang.GTPRemat)
 	}
+}
+
+// fanIn warns when several encoder dp ranks feed one language lane:
+// MimoModel then asserts encoder dp <= language dp*gtp_remat as soon as
+// the samples of a micro-batch carry different numbers of modality tokens
+// (megatron/core/models/mimo/model/base.py,
+// _attach_modality_split_sizes), since the receiving side cannot split
+// them back per sample.
+func (c *checker) fanIn(e edge) {
+	t := c.r.Topology
+	enc, lang := t.Modules[e.enc], t.Modules[e.lang]
+	if enc.DP <= lanes(lang) {
+		return
+	}
+	lm := c.lm(e.enc)
+	c.d.Add("fan-in-uneven-tokens", lm.Pos(dpField(lm)), enc.Name,
+		fmt.Sprintf("fine when every sample has the same number of %s tokens; otherwise give %s a dp of at most %d", enc.Name, enc.Name, lanes(lang)),
+		"%s's dp %d is more than language's %d data lanes (dp %d x gtp_remat %d): this fan-in fails at run time (MimoModel asserts encoder dp <= language dp) when samples carry different numbers of %s tokens",
+		enc.Name, enc.DP, lanes(lang), lang.DP, lang.GTPRemat, enc.Name)
 }
 
 // colocated: ColocatedBridgeCommunicator rejects pp or cp above 1 on either

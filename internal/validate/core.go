@@ -18,8 +18,9 @@ func (c *checker) core() {
 		return // a layout of another version is not read further
 	}
 	c.language()
+	c.sized = make([]*grid.Module, len(l.Modules))
 	for i := range l.Modules {
-		c.divisibility(&l.Modules[i])
+		c.sized[i] = c.divisibility(&l.Modules[i])
 	}
 	if !c.spans() {
 		return
@@ -29,11 +30,7 @@ func (c *checker) core() {
 	}
 	topo := &Topology{Name: l.Name, Target: l.Target, WorldSize: l.WorldSize, Mode: c.r.Mode, Cluster: l.Cluster, Batch: l.Batch}
 	for _, m := range l.Modules {
-		gm, err := grid.NewModule(grid.Spec{
-			Name: m.Name, RankOffset: m.RankOffset, NumRanks: m.NumRanks,
-			TP: m.TP, GTPRemat: m.GTPRemat, CP: m.CP, PP: m.PP,
-			EP: m.EP, ExptTP: m.ExptTP, ExptGTPRemat: m.ExptGTPRemat,
-		}, l.WorldSize)
+		gm, err := grid.NewModule(spec(&m), l.WorldSize)
 		if err != nil {
 			// The rules above mirror every check NewModule makes; reaching
 			// this means they drifted apart, which must not pass silently.
@@ -42,7 +39,16 @@ func (c *checker) core() {
 		}
 		topo.Modules = append(topo.Modules, gm)
 	}
+	copy(c.sized, topo.Modules)
 	c.r.Topology = topo
+}
+
+func spec(m *layout.Module) grid.Spec {
+	return grid.Spec{
+		Name: m.Name, RankOffset: m.RankOffset, NumRanks: m.NumRanks,
+		TP: m.TP, GTPRemat: m.GTPRemat, CP: m.CP, PP: m.PP,
+		EP: m.EP, ExptTP: m.ExptTP, ExptGTPRemat: m.ExptGTPRemat,
+	}
 }
 
 func (c *checker) language() {
@@ -60,16 +66,20 @@ func (c *checker) language() {
 	}
 }
 
-func (c *checker) divisibility(m *layout.Module) {
-	if m.Broken {
-		return
+// divisibility checks a module's sizes and returns them with dp derived
+// (no grid yet) when they are sound, or nil.
+func (c *checker) divisibility(m *layout.Module) *grid.Module {
+	if m.Broken || m.NumRanks == 0 {
+		return nil
 	}
+	sound := true
 	dense := m.TP * m.GTPRemat * m.CP * m.PP
 	if m.NumRanks%dense != 0 {
 		c.d.Add("dense-not-divisible", m.Pos("num_ranks"), m.Name,
 			fmt.Sprintf("make num_ranks a multiple of %d (%s), or change those sizes", dense, multiples(dense, m.NumRanks)),
 			"num_ranks %d is not divisible by tp*gtp_remat*cp*pp = %d*%d*%d*%d = %d",
 			m.NumRanks, m.TP, m.GTPRemat, m.CP, m.PP, dense)
+		sound = false
 	}
 	expert := m.ExptTP * m.EP * m.ExptGTPRemat * m.PP
 	if m.NumRanks%expert != 0 {
@@ -77,12 +87,17 @@ func (c *checker) divisibility(m *layout.Module) {
 			fmt.Sprintf("make num_ranks a multiple of %d (%s), or lower ep, expt_tp or expt_gtp_remat", expert, multiples(expert, m.NumRanks)),
 			"num_ranks %d is not divisible by expt_tp*ep*expt_gtp_remat*pp = %d*%d*%d*%d = %d",
 			m.NumRanks, m.ExptTP, m.EP, m.ExptGTPRemat, m.PP, expert)
+		sound = false
 	}
 	if m.NumExperts > 0 && m.NumExperts%m.EP != 0 {
 		c.d.Add("experts-not-divisible", m.Pos("num_experts"), m.Name,
 			fmt.Sprintf("each expert-parallel rank holds num_experts/ep experts: make num_experts a multiple of %d", m.EP),
 			"num_experts %d is not divisible by ep %d", m.NumExperts, m.EP)
 	}
+	if !sound {
+		return nil
+	}
+	return &grid.Module{Spec: spec(m), DP: m.NumRanks / dense, ExptDP: m.NumRanks / expert}
 }
 
 // multiples names the nearest multiples of k around n, for hints.
@@ -106,12 +121,17 @@ func firstGiven(m *layout.Module, fields ...string) string {
 type span struct {
 	m          *layout.Module
 	start, end int
+	// in is the end of the part inside the world: end, or world_size for
+	// a span that leaves it.
+	in int
 }
 
 func (s span) String() string { return fmt.Sprintf("[%d, %d)", s.start, s.end) }
 
 // spans checks placement. It reports false when spans are unknown (a
-// module is broken), so that the topology is not built.
+// module is broken or unplaced, or leaves the world), so that the topology
+// is not built. Overlaps are checked on the known spans' parts inside the
+// world even then.
 func (c *checker) spans() bool {
 	l := c.l
 	if l.WorldSize == 0 {
@@ -121,11 +141,11 @@ func (c *checker) spans() bool {
 	sound := true
 	for i := range l.Modules {
 		m := &l.Modules[i]
-		if m.Broken || m.NumRanks == 0 {
+		if m.Broken || m.Unplaced || m.NumRanks == 0 {
 			sound = false
 			continue
 		}
-		s := span{m, m.RankOffset, m.End()}
+		s := span{m, m.RankOffset, m.End(), min(m.End(), l.WorldSize)}
 		if s.end > l.WorldSize {
 			field := "num_ranks"
 			if m.Given("rank_offset") {
@@ -138,11 +158,16 @@ func (c *checker) spans() bool {
 			c.d.Add("span-out-of-world", m.Pos(field), m.Name, hint,
 				"module spans ranks %v, beyond world_size %d", s, l.WorldSize)
 			sound = false
-			continue
 		}
-		ss = append(ss, s)
+		if s.start < s.in {
+			ss = append(ss, s)
+		}
 	}
-	if !sound || len(ss) == 0 { // no module at all: nothing to place
+	if !sound {
+		c.overlaps(ss, false)
+		return false
+	}
+	if len(ss) == 0 { // no module at all: nothing to place
 		return false
 	}
 	same := true
@@ -155,7 +180,7 @@ func (c *checker) spans() bool {
 		c.r.Mode = Colocated
 	} else {
 		c.r.Mode = NonColocated
-		c.overlaps(ss)
+		c.overlaps(ss, true)
 	}
 	if gaps, n := uncovered(ss, l.WorldSize); n > 0 {
 		hint := "every rank must belong to a module: extend a module, add one, or shrink world_size"
@@ -170,25 +195,31 @@ func (c *checker) spans() bool {
 
 // overlaps reports each module whose span overlaps that of an earlier one
 // (in layout order), naming the first such module: at most one diagnostic
-// per module, however many spans pile up on the same ranks. Disjoint
-// spans, the common case, are told apart in O(n log n) first.
-func (c *checker) overlaps(ss []span) {
+// per module, however many spans pile up on the same ranks. Spans are
+// compared on their parts inside the world. Identical spans are an error
+// only when complete (every span known and inside the world) and not all
+// spans are the same; otherwise they may yet be meant to be colocated.
+// Disjoint spans, the common case, are told apart in O(n log n) first.
+func (c *checker) overlaps(ss []span, complete bool) {
 	sorted := slices.Clone(ss)
 	slices.SortFunc(sorted, func(a, b span) int { return a.start - b.start })
 	disjoint := true
 	for i := 1; i < len(sorted) && disjoint; i++ {
-		disjoint = sorted[i].start >= sorted[i-1].end
+		disjoint = sorted[i].start >= sorted[i-1].in
 	}
 	if disjoint {
 		return
 	}
 	for j, b := range ss {
 		for _, a := range ss[:j] {
-			if a.end <= b.start || b.end <= a.start {
+			if a.in <= b.start || b.in <= a.start {
 				continue
 			}
 			hint := "give every module the same span (colocated) or make the spans disjoint (non-colocated)"
-			if a.start == b.start && a.end == b.end {
+			if a.start == b.start && a.in == b.in {
+				if !complete {
+					continue
+				}
 				c.d.Add("span-overlap", b.m.Pos("rank_offset"), b.m.Name, hint,
 					"span %v is module %q's too, but other modules have other spans: modules share their ranks only when all of them do (colocated)", b, a.m.Name)
 			} else {

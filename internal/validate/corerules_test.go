@@ -37,7 +37,7 @@ func TestCoreRules(t *testing.T) {
 		want []hit
 		mode validate.Mode
 	}{
-		{"non-colocated ok", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, tp: 4}\n", nil, validate.NonColocated},
+		{"non-colocated ok", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, tp: 2}\n", nil, validate.NonColocated},
 		{"colocated ok", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 8, tp: 2}\n- {name: language, num_ranks: 8, rank_offset: 0, tp: 4}\n", nil, validate.Colocated},
 		{"missing language", "version: 1\nworld_size: 4\nmodules:\n- {name: vision, num_ranks: 4}\n",
 			[]hit{{"missing-language-module", 4, 1, ""}}, validate.Colocated},

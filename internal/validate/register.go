@@ -9,15 +9,16 @@ import (
 	"github.com/mimoplan/mimoplan/internal/layout"
 )
 
-// The rules beyond the core ones, registered in the order they run:
-// communicators, batch, target runtime, node locality. They are kept in
-// one init so that the order never depends on file names.
+// The stages after the core rules, in the order they run: communicators,
+// batch, the target runtime's size rules, its placement rules, node
+// locality.
 func init() {
-	topologyRules = append(topologyRules,
-		(*checker).communicators,
-		(*checker).batch,
-		(*checker).target,
-		(*checker).locality,
+	stages = append(stages,
+		stage{needsTopology: true, run: (*checker).communicators},
+		stage{run: (*checker).batch},
+		stage{run: (*checker).targetSizes},
+		stage{needsTopology: true, run: (*checker).targetPlacement},
+		stage{needsTopology: true, run: (*checker).locality},
 	)
 }
 
@@ -34,6 +35,22 @@ func languageIndex(t *Topology) int {
 		}
 	}
 	return -1
+}
+
+// sizedEdges lists every encoder -> language link whose two ends have
+// sound sizes, in layout order; indexes are into checker.sized.
+func (c *checker) sizedEdges() []edge {
+	lang := c.sizedLanguage()
+	if lang < 0 {
+		return nil
+	}
+	var out []edge
+	for i, m := range c.sized {
+		if m != nil && m.Name != grid.LanguageModule {
+			out = append(out, edge{enc: i, lang: lang})
+		}
+	}
+	return out
 }
 
 // edges lists every encoder -> language link, in layout order.

@@ -40,6 +40,12 @@ type ruleCase struct {
 	want []at
 }
 
+// fanIn is the warning for an encoder whose dp exceeds the language
+// module's data lanes, at the encoder's num_ranks.
+func fanIn(line, column int, module string) at {
+	return at{"fan-in-uneven-tokens", line, column, module}
+}
+
 func runRuleCases(t *testing.T, tests []ruleCase) {
 	t.Helper()
 	for _, tt := range tests {
@@ -61,7 +67,8 @@ func TestCommunicatorRules(t *testing.T) {
 	runRuleCases(t, []ruleCase{
 		{"bridge leaders not divisible", "version: 1\nworld_size: 10\nmodules:\n- {name: vision, num_ranks: 6, tp: 2}\n- {name: language, num_ranks: 4, tp: 2}\n",
 			[]at{{"bridge-leaders-not-divisible", 4, 29, "vision"}}},
-		{"bridge leaders divisible", "version: 1\nworld_size: 12\nmodules:\n- {name: vision, num_ranks: 8, tp: 2}\n- {name: language, num_ranks: 4, tp: 2}\n", nil},
+		{"bridge leaders divisible", "version: 1\nworld_size: 12\nmodules:\n- {name: vision, num_ranks: 8, tp: 2}\n- {name: language, num_ranks: 4, tp: 2}\n",
+			[]at{fanIn(4, 29, "vision")}},
 		// dp 6 and dp 4 do not divide one another, but language has 4*3 =
 		// 12 lanes, a multiple of vision's 6.
 		{"bridge leaders count gtp_remat lanes", "version: 1\nworld_size: 18\nmodules:\n- {name: vision, num_ranks: 6}\n- {name: language, num_ranks: 12, gtp_remat: 3}\n", nil},
@@ -71,8 +78,8 @@ func TestCommunicatorRules(t *testing.T) {
 			// vision 4 lanes; language dp 3 x gtp_remat 2 = 6 lanes.
 			[]at{{"bridge-leaders-not-divisible", 4, 22, "vision"}}},
 		{"bridge cp on both ends", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, cp: 2}\n- {name: language, num_ranks: 4, cp: 4}\n",
-			[]at{{"bridge-cp-unsupported", 4, 36, "vision"}, {"bridge-cp-unsupported", 5, 38, "language"}}},
-		{"bridge cp 1", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, tp: 4}\n", nil},
+			[]at{fanIn(4, 29, "vision"), {"bridge-cp-unsupported", 4, 36, "vision"}, {"bridge-cp-unsupported", 5, 38, "language"}}},
+		{"bridge cp 1", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, tp: 2}\n", nil},
 		{"language alone may use cp", "version: 1\nworld_size: 8\nmodules:\n- {name: language, num_ranks: 8, cp: 4, pp: 2}\n", nil},
 		{"colocated pp and cp", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 8, pp: 2}\n- {name: language, num_ranks: 8, rank_offset: 0, cp: 2, pp: 4}\n",
 			[]at{{"colocated-pp-cp-unsupported", 4, 36, "vision"}, {"colocated-pp-cp-unsupported", 5, 54, "language"}, {"colocated-pp-cp-unsupported", 5, 61, "language"}}},
@@ -87,20 +94,29 @@ func TestBatchRules(t *testing.T) {
 	const mods = "modules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, tp: 2}\n"
 	runRuleCases(t, []ruleCase{
 		{"fanout not divisible", "version: 1\nworld_size: 8\nbatch: {micro_batch_size: 1}\n" + mods,
-			[]at{{"fanout-not-divisible", 3, 27, "vision"}}},
-		{"fanout divisible", "version: 1\nworld_size: 8\nbatch: {micro_batch_size: 2}\n" + mods, nil},
+			[]at{{"fanout-not-divisible", 3, 27, "vision"}, fanIn(5, 29, "vision")}},
+		{"fanout divisible", "version: 1\nworld_size: 8\nbatch: {micro_batch_size: 2}\n" + mods, []at{fanIn(5, 29, "vision")}},
 		{"fanout counts language gtp_remat", "version: 1\nworld_size: 8\nbatch: {micro_batch_size: 1}\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, gtp_remat: 2}\n", nil},
 		{"global batch not a whole number of steps", "version: 1\nworld_size: 8\nbatch: {micro_batch_size: 2, global_batch_size: 6}\n" + mods,
-			[]at{{"global-batch-not-divisible", 3, 49, ""}}},
-		{"global batch whole", "version: 1\nworld_size: 8\nbatch: {micro_batch_size: 2, global_batch_size: 8}\n" + mods, nil},
+			[]at{{"global-batch-not-divisible", 3, 49, ""}, fanIn(5, 29, "vision")}},
+		{"global batch whole", "version: 1\nworld_size: 8\nbatch: {micro_batch_size: 2, global_batch_size: 8}\n" + mods, []at{fanIn(5, 29, "vision")}},
 		{"megatron-lm global batch", "version: 1\ntarget: megatron-lm\nworld_size: 8\nbatch:\n  micro_batch_size: 2\n  global_batch_size: 10\n" + mods,
-			[]at{{"global-batch-not-divisible", 6, 22, ""}}},
-		{"bridge micro-batch not divisible", "version: 1\ntarget: megatron-bridge\nworld_size: 8\nbatch: {micro_batch_size: 2}\n" + mods,
-			[]at{{"micro-batch-not-divisible", 4, 27, "vision"}}},
-		{"bridge micro-batch divisible", "version: 1\ntarget: megatron-bridge\nworld_size: 8\nbatch: {micro_batch_size: 4}\n" + mods, nil},
+			[]at{{"global-batch-not-divisible", 6, 22, ""}, fanIn(8, 29, "vision")}},
+		{"bridge micro-batch not divisible", "version: 1\ntarget: megatron-bridge\nworld_size: 8\nbatch: {micro_batch_size: 2, global_batch_size: 8}\n" + mods,
+			[]at{{"micro-batch-not-divisible", 4, 27, "vision"}, fanIn(6, 29, "vision")}},
+		{"bridge micro-batch divisible", "version: 1\ntarget: megatron-bridge\nworld_size: 8\nbatch: {micro_batch_size: 4, global_batch_size: 8}\n" + mods, []at{fanIn(6, 29, "vision")}},
 		{"bridge global batch not divisible", "version: 1\ntarget: megatron-bridge\nworld_size: 8\nbatch: {micro_batch_size: 4, global_batch_size: 6}\n" + mods,
-			[]at{{"global-batch-not-divisible", 4, 49, ""}}},
-		{"bridge global batch divisible", "version: 1\ntarget: megatron-bridge\nworld_size: 8\nbatch: {micro_batch_size: 4, global_batch_size: 12}\n" + mods, nil},
+			[]at{{"global-batch-not-divisible", 4, 49, ""}, fanIn(6, 29, "vision")}},
+		{"bridge global batch divisible", "version: 1\ntarget: megatron-bridge\nworld_size: 8\nbatch: {micro_batch_size: 4, global_batch_size: 12}\n" + mods, []at{fanIn(6, 29, "vision")}},
+		// Megatron-Bridge asserts train.global_batch_size is set.
+		{"bridge global batch required", "version: 1\ntarget: megatron-bridge\nworld_size: 8\nbatch: {micro_batch_size: 4}\n" + mods,
+			[]at{{"global-batch-required", 4, 8, ""}, fanIn(6, 29, "vision")}},
+		// Megatron-LM defaults global_batch_size to mbs*dp, which its eval
+		// check then finds not divisible by mbs*dp*gtp_remat.
+		{"megatron-lm gtp_remat without global batch", "version: 1\ntarget: megatron-lm\nworld_size: 8\nbatch: {micro_batch_size: 1}\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, gtp_remat: 2}\n",
+			[]at{{"global-batch-default-not-divisible", 4, 8, ""}}},
+		{"megatron-lm gtp_remat with global batch", "version: 1\ntarget: megatron-lm\nworld_size: 8\nbatch: {micro_batch_size: 1, global_batch_size: 8}\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, gtp_remat: 2}\n", nil},
+		{"core gtp_remat without global batch", "version: 1\nworld_size: 8\nbatch: {micro_batch_size: 1}\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, gtp_remat: 2}\n", nil},
 	})
 }
 
@@ -113,10 +129,10 @@ func TestBatchFacts(t *testing.T) {
 		"4 micro-batches per global batch (32 / 8)",
 	}, r.Facts)
 
-	r = run("version: 1\ntarget: megatron-bridge\nworld_size: 8\nbatch: {micro_batch_size: 8, global_batch_size: 32}\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, tp: 2}\n")
+	r = run("version: 1\ntarget: megatron-bridge\nworld_size: 8\nbatch: {micro_batch_size: 8, global_batch_size: 32}\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4}\n")
 	require.Empty(t, r.Diags.Items)
 	assert.Equal(t, []string{
-		"global micro-batch 8: samples per dp rank: vision 2 (dp 4), language 4 (dp 2)",
+		"global micro-batch 8: samples per dp rank: vision 4 (dp 2), language 2 (dp 4)",
 		"num_microbatches 4 (global_batch_size 32 / micro_batch_size 8)",
 	}, r.Facts)
 }
@@ -155,10 +171,10 @@ func TestMegatronLMRules(t *testing.T) {
 		{"cp 1 llm-only", "version: 1\ntarget: megatron-lm\nworld_size: 8\nmodules:\n- {name: language, num_ranks: 8, pp: 2}\n", nil},
 		// The bridge rule already names the cp of a non-colocated module.
 		{"cp reported once", head + "modules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, cp: 2}\n",
-			[]at{{"bridge-cp-unsupported", 6, 38, "language"}}},
+			[]at{fanIn(5, 29, "vision"), {"bridge-cp-unsupported", 6, 38, "language"}}},
 		{"encoder parallelism", "version: 1\ntarget: megatron-lm\nworld_size: 12\nmodules:\n- {name: vision, num_ranks: 8, pp: 2, ep: 2, expt_tp: 2}\n- {name: language, num_ranks: 4}\n",
 			[]at{{"encoder-parallelism-unsupported", 5, 36, "vision"}, {"encoder-parallelism-unsupported", 5, 43, "vision"}, {"encoder-parallelism-unsupported", 5, 55, "vision"}}},
-		{"language may use pp and ep", head + "modules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, pp: 2, ep: 2}\n", nil},
+		{"language may use pp and ep", head + "modules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, pp: 2, ep: 2}\n", []at{fanIn(5, 29, "vision")}},
 		{"encoder gtp", "version: 1\ntarget: megatron-lm\nworld_size: 12\nmodules:\n- {name: vision, num_ranks: 8, gtp_remat: 2, expt_gtp_remat: 2}\n- {name: language, num_ranks: 4}\n",
 			[]at{{"encoder-parallelism-unsupported", 5, 43, "vision"}, {"encoder-parallelism-unsupported", 5, 62, "vision"}}},
 		{"language may use gtp", head + "modules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, gtp_remat: 2, expt_gtp_remat: 2}\n", nil},
@@ -177,11 +193,12 @@ func TestMegatronBridgeRules(t *testing.T) {
 		{"tp not a power of two", "version: 1\ntarget: megatron-bridge\nworld_size: 12\nmodules:\n- {name: vision, num_ranks: 6, tp: 3}\n- {name: language, num_ranks: 6, tp: 3}\n",
 			[]at{{"tp-not-power-of-two", 5, 36, "vision"}, {"tp-not-power-of-two", 6, 38, "language"}}},
 		{"dp not compatible between encoders", "version: 1\ntarget: megatron-bridge\nworld_size: 6\nmodules:\n- {name: vision, num_ranks: 2}\n- {name: audio, num_ranks: 3}\n- {name: language, num_ranks: 1}\n",
-			[]at{{"dp-not-compatible", 6, 28, "audio"}}},
+			[]at{fanIn(5, 29, "vision"), fanIn(6, 28, "audio"), {"dp-not-compatible", 6, 28, "audio"}}},
 		// The encoder -> language pair is the bridge rule's to report.
 		{"dp reported once", "version: 1\ntarget: megatron-bridge\nworld_size: 5\nmodules:\n- {name: vision, num_ranks: 3}\n- {name: language, num_ranks: 2}\n",
 			[]at{{"bridge-leaders-not-divisible", 5, 29, "vision"}}},
-		{"dp compatible", "version: 1\ntarget: megatron-bridge\nworld_size: 7\nmodules:\n- {name: vision, num_ranks: 2}\n- {name: audio, num_ranks: 4}\n- {name: language, num_ranks: 1}\n", nil},
+		{"dp compatible", "version: 1\ntarget: megatron-bridge\nworld_size: 7\nmodules:\n- {name: vision, num_ranks: 2}\n- {name: audio, num_ranks: 4}\n- {name: language, num_ranks: 1}\n",
+			[]at{fanIn(5, 29, "vision"), fanIn(6, 28, "audio")}},
 		{"gtp unsupported", head + "modules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, gtp_remat: 2, expt_gtp_remat: 2}\n",
 			[]at{{"gtp-unsupported", 6, 45, "language"}, {"gtp-unsupported", 6, 64, "language"}}},
 	})

@@ -7,13 +7,27 @@ import (
 	"github.com/mimoplan/mimoplan/internal/layout"
 )
 
-// target checks what the chosen runtime supports beyond Megatron-core.
-func (c *checker) target() {
-	switch c.r.Topology.Target {
+// targetSizes checks what the chosen runtime supports beyond
+// Megatron-core, of the modules' sizes: it runs over the modules whose
+// sizes are sound, whatever else is wrong.
+func (c *checker) targetSizes() {
+	switch c.l.Target {
 	case layout.TargetMegatronLM:
 		c.megatronLM()
 	case layout.TargetMegatronBridge:
 		c.megatronBridge()
+	}
+}
+
+// targetPlacement checks what the chosen runtime supports of the
+// modules' placement, once the topology is built.
+func (c *checker) targetPlacement() {
+	switch c.l.Target {
+	case layout.TargetMegatronLM:
+		c.megatronLMPlacement()
+	case layout.TargetMegatronBridge:
+		c.colocationUnsupported("Megatron-Bridge",
+			"place the modules on disjoint ranks that tile the world (heterogeneous deployment)")
 	}
 }
 
@@ -36,16 +50,15 @@ func (c *checker) colocationUnsupported(runtime, hint string) {
 }
 
 // megatronLM checks the single-encoder example of Megatron-LM
-// (examples/mimo/pretrain_mimo.py, examples/mimo/training/args.py).
+// (examples/mimo/pretrain_mimo.py, examples/mimo/training/args.py): the
+// sizes of the modules whose sizes are sound.
 func (c *checker) megatronLM() {
-	t := c.r.Topology
-	lang := languageIndex(t)
-	if lang < 0 {
+	if !c.hasLanguage() {
 		return
 	}
 	done := c.seen()
-	for i, m := range t.Modules {
-		if m.CP == 1 {
+	for i, m := range c.sized {
+		if m == nil || m.CP == 1 {
 			continue
 		}
 		pos := c.lm(i).Pos("cp")
@@ -55,6 +68,45 @@ func (c *checker) megatronLM() {
 		c.d.Add("cp-unsupported", pos, m.Name,
 			fmt.Sprintf("set cp to 1 and multiply dp (or tp) by %d to keep the module's %d ranks", m.CP, m.NumRanks),
 			"cp is %d, but Megatron-LM's MIMO example supports only cp 1 (--llm-cp/--encoder-cp)", m.CP)
+	}
+	// Several encoders is a matter of names alone.
+	var encs []int
+	for i, m := range c.l.Modules {
+		if m.Name != "" && m.Name != grid.LanguageModule {
+			encs = append(encs, i)
+		}
+	}
+	for k, i := range encs[min(1, len(encs)):] {
+		m := c.lm(i)
+		c.d.Add("too-many-encoders", m.Pos("name"), m.Name,
+			fmt.Sprintf("keep one encoder (here %s) for target megatron-lm, or use target core or megatron-bridge for several", c.l.Modules[encs[0]].Name),
+			"Megatron-LM's MIMO example runs one encoder (--encoder-*), but this is encoder number %d", k+2)
+	}
+	for _, i := range encs {
+		m, lm := c.sized[i], c.lm(i)
+		if m == nil {
+			continue
+		}
+		// args.py builds the encoder grid from --mimo-encoder-tp and
+		// --mimo-encoder-dp alone; its GTP arguments shard the language
+		// module only (the encoder stays replicated, PR #6570).
+		for _, s := range []sizeCheck{{"pp", m.PP}, {"ep", m.EP}, {"expt_tp", m.ExptTP}, {"gtp_remat", m.GTPRemat}, {"expt_gtp_remat", m.ExptGTPRemat}} {
+			pos := lm.Pos(s.field)
+			if s.size == 1 || done.hasAt(pos, m.Name, "colocated-pp-cp-unsupported") {
+				continue
+			}
+			c.d.Add("encoder-parallelism-unsupported", pos, m.Name,
+				fmt.Sprintf("set the encoder's %s to 1 (and keep its ranks with tp or dp): Megatron-LM's example builds the encoder grid from tp and dp alone", s.field),
+				"%s is %d, but Megatron-LM's MIMO example runs the encoder with %s 1", s.field, s.size, s.field)
+		}
+	}
+}
+
+// megatronLMPlacement checks where Megatron-LM's example puts the modules.
+func (c *checker) megatronLMPlacement() {
+	t := c.r.Topology
+	if languageIndex(t) < 0 {
+		return
 	}
 	if len(t.Modules) == 1 {
 		m, lm := t.Modules[0], c.lm(0)
@@ -77,48 +129,34 @@ func (c *checker) megatronLM() {
 			encs = append(encs, i)
 		}
 	}
-	for k, i := range encs[1:] {
-		m := c.lm(i)
-		c.d.Add("too-many-encoders", m.Pos("name"), m.Name,
-			fmt.Sprintf("keep one encoder (here %s) for target megatron-lm, or use target core or megatron-bridge for several", t.Modules[encs[0]].Name),
-			"Megatron-LM's MIMO example runs one encoder (--encoder-*), but this is encoder number %d", k+2)
-	}
-	first := false
 	for _, i := range encs {
 		if t.Modules[i].RankOffset == 0 {
-			first = true
+			return
 		}
 	}
-	if !first {
-		e := c.lm(encs[0])
-		c.d.Add("encoder-not-first", e.Pos("rank_offset"), e.Name,
-			fmt.Sprintf("give %s rank_offset 0 and place the language module after it (--llm-offset %d)", e.Name, e.NumRanks),
-			"the encoder starts at rank %d, but Megatron-LM's MIMO example always places the encoder span at rank 0", e.RankOffset)
-	}
-	for _, i := range encs {
-		m, lm := t.Modules[i], c.lm(i)
-		// args.py builds the encoder grid from --mimo-encoder-tp and
-		// --mimo-encoder-dp alone; its GTP arguments shard the language
-		// module only (the encoder stays replicated, PR #6570).
-		for _, s := range []sizeCheck{{"pp", m.PP}, {"ep", m.EP}, {"expt_tp", m.ExptTP}, {"gtp_remat", m.GTPRemat}, {"expt_gtp_remat", m.ExptGTPRemat}} {
-			pos := lm.Pos(s.field)
-			if s.size == 1 || done.hasAt(pos, m.Name, "colocated-pp-cp-unsupported") {
-				continue
-			}
-			c.d.Add("encoder-parallelism-unsupported", pos, m.Name,
-				fmt.Sprintf("set the encoder's %s to 1 (and keep its ranks with tp or dp): Megatron-LM's example builds the encoder grid from tp and dp alone", s.field),
-				"%s is %d, but Megatron-LM's MIMO example runs the encoder with %s 1", s.field, s.size, s.field)
+	e := c.lm(encs[0])
+	c.d.Add("encoder-not-first", e.Pos("rank_offset"), e.Name,
+		fmt.Sprintf("give %s rank_offset 0 and place the language module after it (--llm-offset %d)", e.Name, e.NumRanks),
+		"the encoder starts at rank %d, but Megatron-LM's MIMO example always places the encoder span at rank 0", e.RankOffset)
+}
+
+// hasLanguage reports whether a module is named language.
+func (c *checker) hasLanguage() bool {
+	for _, m := range c.l.Modules {
+		if m.Name == grid.LanguageModule {
+			return true
 		}
 	}
+	return false
 }
 
 // megatronBridge checks MegatronMIMOParallelismConfig.finalize of
-// NVIDIA-NeMo/Megatron-Bridge.
+// NVIDIA-NeMo/Megatron-Bridge, over the modules whose sizes are sound.
 func (c *checker) megatronBridge() {
-	t := c.r.Topology
-	c.colocationUnsupported("Megatron-Bridge",
-		"place the modules on disjoint ranks that tile the world (heterogeneous deployment)")
-	for i, m := range t.Modules {
+	for i, m := range c.sized {
+		if m == nil {
+			continue
+		}
 		lm := c.lm(i)
 		if m.TP&(m.TP-1) != 0 {
 			lo := 1
@@ -156,20 +194,22 @@ func (c *checker) megatronBridge() {
 // by, the dp of an earlier module; once per module, so that many modules
 // cannot multiply into a flood of diagnostics.
 func (c *checker) bridgeDP() {
-	t := c.r.Topology
 	done := c.seen()
 	hints := dpHints{}
 	type first struct{ dp, index int }
 	var dps []first // each distinct dp so far, with its first module
 	known := map[int]bool{}
-	for j, b := range t.Modules {
+	for j, b := range c.sized {
+		if b == nil {
+			continue
+		}
 		for _, a := range dps {
 			if dividesEither(a.dp, b.DP) {
 				continue
 			}
 			// The encoder -> language pair is its communicator rule's to
 			// report; once is enough.
-			other := t.Modules[a.index]
+			other := c.sized[a.index]
 			enc := ""
 			switch grid.LanguageModule {
 			case other.Name:

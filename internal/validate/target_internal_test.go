@@ -31,8 +31,8 @@ func TestLLMOnlyNotWholeWorld(t *testing.T) {
 			require.NotNil(t, r.Topology)
 			require.Empty(t, r.Diags.Items)
 			r.Topology.WorldSize = tt.world
-			c := &checker{l: l, d: d, r: r}
-			c.megatronLM()
+			c := &checker{l: l, d: d, r: r, sized: r.Topology.Modules}
+			c.megatronLMPlacement()
 			var got []string
 			for _, x := range d.Items {
 				got = append(got, x.Rule)
@@ -70,13 +70,13 @@ func TestTopologyRulesCostFollowsModules(t *testing.T) {
 		})
 	}
 	r := &Result{Layout: l, Diags: d, Mode: Colocated, Topology: topo}
-	c := &checker{l: l, d: d, r: r}
+	c := &checker{l: l, d: d, r: r, sized: topo.Modules}
 	took := time.Hour
 	for range 3 { // the fastest of a few runs, robust to a busy machine
 		d.Items = nil
 		start := time.Now()
-		for _, rule := range topologyRules {
-			rule(c)
+		for _, s := range stages {
+			s.run(c)
 		}
 		took = min(took, time.Since(start))
 	}

@@ -71,12 +71,23 @@ func Load(path string) (*Result, error) {
 }
 
 // Check runs every rule over l, appending to d (the parser's diagnostics).
+//
+// Rules run in stages, so that one mistake does not hide the others: the
+// core rules always; then every rule whose inputs are sound, in the order
+// of stages below. A rule that reads only modules' sizes runs over the
+// modules whose sizes are sound (read, and divisible, so that dp is
+// known) even when another module or the placement is wrong; a rule that
+// reads the placement or the grids (communicators, runtime placement,
+// node locality) runs only once the whole topology is built.
 func Check(l *layout.Layout, d *diag.List) *Result {
 	c := &checker{l: l, d: d, r: &Result{Layout: l, Diags: d}}
 	c.core()
-	if c.r.Topology != nil {
-		for _, rule := range topologyRules {
-			rule(c)
+	if l.Version == 1 {
+		for _, s := range stages {
+			if s.needsTopology && c.r.Topology == nil {
+				continue
+			}
+			s.run(c)
 		}
 	}
 	d.Sort()
@@ -88,21 +99,36 @@ type checker struct {
 	l *layout.Layout
 	d *diag.List
 	r *Result
+	// sized holds, for each layout module in order, its sizes with dp
+	// derived (the full grid once the topology is built), or nil when its
+	// sizes are not sound.
+	sized []*grid.Module
 }
 
-// topologyRules run once the topology is built; each reads c.r.Topology and
-// the layout for positions, and adds diagnostics or facts.
-var topologyRules []func(*checker)
+// stage is one rule of the stages after the core rules.
+type stage struct {
+	// needsTopology: the rule reads placement or grids, and stays quiet
+	// until every module's grid is built.
+	needsTopology bool
+	run           func(*checker)
+}
+
+// stages run in this order; registered in one init (register.go) so that
+// the order never depends on file names. Communicators come first: the
+// size rules leave out what they already reported.
+var stages []stage
 
 func (c *checker) fact(format string, args ...any) {
 	c.r.Facts = append(c.r.Facts, fmt.Sprintf(format, args...))
 }
 
-func (c *checker) module(name string) *layout.Module {
-	for i := range c.l.Modules {
-		if c.l.Modules[i].Name == name {
-			return &c.l.Modules[i]
+// sizedLanguage returns the index of the language module when its sizes
+// are sound, or -1.
+func (c *checker) sizedLanguage() int {
+	for i, m := range c.sized {
+		if m != nil && m.Name == grid.LanguageModule {
+			return i
 		}
 	}
-	return nil
+	return -1
 }
