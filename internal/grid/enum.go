@@ -122,6 +122,48 @@ func (e Enum) AppendGroup(dst []int, i int) []int {
 	return dst
 }
 
+// Runs calls run for the members of group i, in member order, as runs of
+// evenly spaced ranks: start, start+stride, ..., n of them. The first
+// inner axis is a run and an odometer over the others gives its starts,
+// so a group of any size is listed without being stored: a caller that
+// formats ranks reads them here rather than from AppendGroup.
+func (e Enum) Runs(i int, run func(start, stride, n int)) {
+	base := e.offset + value(e.outer, i)
+	switch {
+	case e.pick != nil:
+		for _, m := range e.pick {
+			run(base+value(e.inner, m), 1, 1)
+		}
+		return
+	case len(e.inner) == 0: // a group of one
+		run(base, 1, 1)
+		return
+	case len(e.inner) == 1:
+		run(base, e.inner[0].stride, e.inner[0].size)
+		return
+	}
+	first, rest := e.inner[0], e.inner[1:]
+	var buf [8]int
+	digit := buf[:0]
+	if len(rest) > len(buf) {
+		digit = make([]int, 0, len(rest))
+	}
+	digit = digit[:len(rest)]
+	off := 0
+	for range e.size / first.size {
+		run(base+off, first.stride, first.size)
+		for d, a := range rest {
+			digit[d]++
+			off += a.stride
+			if digit[d] < a.size {
+				break
+			}
+			digit[d] = 0
+			off -= a.size * a.stride
+		}
+	}
+}
+
 // Groups materialises the whole enumeration.
 func (e Enum) Groups() [][]int {
 	n := e.GroupSize()

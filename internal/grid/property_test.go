@@ -110,9 +110,26 @@ func TestEnumMatchesDefinition(t *testing.T) {
 				require.Equal(t, rank, e.Rank(i, m))
 			}
 		}
+		for i, grp := range want {
+			require.Equal(t, grp, fromRuns(e, i), "runs of group %d, shape %v dims %v", i, shape, dims)
+		}
 		assert.Equal(t, -1, e.GroupOf(offset-1))
 		assert.Equal(t, -1, e.GroupOf(offset+total))
 	}
+}
+
+// fromRuns lists group i of e from its runs.
+func fromRuns(e grid.Enum, i int) []int {
+	var out []int
+	e.Runs(i, func(start, stride, n int) {
+		if n < 1 {
+			panic("empty run")
+		}
+		for k := range n {
+			out = append(out, start+k*stride)
+		}
+	})
+	return out
 }
 
 // The embedding groups keep the first and last member of each pp group;
@@ -131,6 +148,10 @@ func TestEnds(t *testing.T) {
 				embd = append(embd, []int{grp[0], grp[len(grp)-1]})
 			}
 			pos = append(pos, []int{grp[0]})
+		}
+		for i := range embd {
+			assert.Equal(t, embd[i], fromRuns(e.Ends(true), i), "pp %d", pp)
+			assert.Equal(t, pos[i], fromRuns(e.Ends(false), i), "pp %d", pp)
 		}
 		assert.Equal(t, embd, e.Ends(true).Groups(), "pp %d", pp)
 		assert.Equal(t, pos, e.Ends(false).Groups(), "pp %d", pp)

@@ -13,17 +13,18 @@ import (
 )
 
 func renderGroups(w *bufio.Writer, t *validate.Topology, sel selection, o Options) error {
+	out := newOut(w)
 	switch o.Format {
 	case "json":
-		groupsJSON(newOut(w), t, sel)
+		groupsJSON(out, t, sel)
 	case "yaml":
-		groupsYAML(newOut(w), t, sel)
+		groupsYAML(out, t, sel)
 	case "csv":
-		groupsCSV(newOut(w), sel)
+		groupsCSV(out, sel)
 	default:
 		return groupsTable(w, t, sel, o)
 	}
-	return nil
+	return out.close()
 }
 
 func groupsJSON(o *out, t *validate.Topology, sel selection) {
@@ -100,23 +101,17 @@ func groupsCSV(o *out, sel selection) {
 	o.s("module,group,index,size,ranks\n")
 	for _, m := range sel.modules {
 		for _, g := range sel.groups(m) {
+			// Each row starts with "module,kind," and ends with a newline.
+			prefix := m.Name + "," + g.Kind + ","
+			size := g.Enum.GroupSize()
 			for i := range g.Enum.NumGroups() {
-				o.s(m.Name)
-				o.s(",")
-				o.s(g.Kind)
-				o.s(",")
-				o.int(i)
-				o.s(",")
-				o.int(g.Enum.GroupSize())
-				o.s(",")
-				o.ranks = g.Enum.AppendGroup(o.ranks[:0], i)
-				for j, r := range o.ranks {
-					if j > 0 {
-						o.s(" ")
-					}
-					o.int(r)
-				}
-				o.s("\n")
+				o.buf = append(o.buf, prefix...)
+				o.buf = strconv.AppendInt(o.buf, int64(i), 10)
+				o.buf = append(o.buf, ',')
+				o.buf = strconv.AppendInt(o.buf, int64(size), 10)
+				o.buf = append(o.buf, ',')
+				o.members(g.Enum, i, " ")
+				o.buf = append(o.buf, '\n')
 			}
 		}
 	}

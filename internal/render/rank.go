@@ -106,13 +106,13 @@ func renderRank(w *bufio.Writer, t *validate.Topology, sel selection, o Options)
 				o2.int(en.c.values[j])
 			}
 			if yaml {
-				fmt.Fprintf(w, "}\n    first_pp_stage: %t\n    last_pp_stage: %t\n    groups:", en.c.pp == 0, en.c.pp == en.c.ps-1)
+				o2.f("}\n    first_pp_stage: %t\n    last_pp_stage: %t\n    groups:", en.c.pp == 0, en.c.pp == en.c.ps-1)
 				if len(en.groups) == 0 {
 					o2.s(" {}")
 				}
 				o2.s("\n")
 			} else {
-				fmt.Fprintf(w, `},"first_pp_stage":%t,"last_pp_stage":%t,"groups":{`, en.c.pp == 0, en.c.pp == en.c.ps-1)
+				o2.f(`},"first_pp_stage":%t,"last_pp_stage":%t,"groups":{`, en.c.pp == 0, en.c.pp == en.c.ps-1)
 			}
 			for j, g := range en.groups {
 				if yaml {
@@ -135,15 +135,17 @@ func renderRank(w *bufio.Writer, t *validate.Topology, sel selection, o Options)
 		if !yaml {
 			o2.s("]}\n")
 		}
+		return o2.close()
 	case "csv":
 		o2.s("module,group,index,size,ranks\n")
 		for _, en := range entries {
 			for _, g := range en.groups {
-				fmt.Fprintf(w, "%s,%s,%d,%d,", en.m.Name, g.kind, g.index, g.e.GroupSize())
+				o2.f("%s,%s,%d,%d,", en.m.Name, g.kind, g.index, g.e.GroupSize())
 				o2.group(g.e, g.index, " ")
 				o2.s("\n")
 			}
 		}
+		return o2.close()
 	default:
 		where := ""
 		if placed {
@@ -206,7 +208,6 @@ const foldRows = 64
 func renderByRank(w *bufio.Writer, t *validate.Topology, sel selection, o Options) error {
 	header := append([]string{"rank", "node", "local_gpu", "module"}, byRankColumns...)
 	header = append(header, "first_pp_stage", "last_pp_stage")
-	o2 := newOut(w)
 	type row struct {
 		rank int
 		m    *grid.Module
@@ -236,63 +237,8 @@ func renderByRank(w *bufio.Writer, t *validate.Topology, sel selection, o Option
 		return append(out, strconv.FormatBool(x.c.pp == 0), strconv.FormatBool(x.c.pp == x.c.ps-1))
 	}
 	switch o.Format {
-	case "json":
-		o2.s(`{"world_size":`)
-		o2.int(t.WorldSize)
-		o2.s(`,"ranks":[`)
-		first := true
-		_ = each(func(x row) error {
-			if !first {
-				o2.s(",")
-			}
-			first = false
-			node, gpu, placed := place(t, x.rank)
-			fmt.Fprintf(w, `{"rank":%d,`, x.rank)
-			if placed {
-				fmt.Fprintf(w, `"node":%d,"local_gpu":%d,`, node, gpu)
-			} else {
-				o2.s(`"node":null,"local_gpu":null,`)
-			}
-			o2.s(`"module":`)
-			o2.quoted(x.m.Name)
-			for j, n := range x.c.names {
-				fmt.Fprintf(w, `,"%s":%d`, n, x.c.values[j])
-			}
-			fmt.Fprintf(w, `,"first_pp_stage":%t,"last_pp_stage":%t}`, x.c.pp == 0, x.c.pp == x.c.ps-1)
-			return nil
-		})
-		o2.s("]}\n")
-	case "yaml":
-		fmt.Fprintf(w, "world_size: %d\nranks:\n", t.WorldSize)
-		_ = each(func(x row) error {
-			cs := cells(x)
-			o2.s("  - {")
-			for j, h := range header {
-				if j > 0 {
-					o2.s(", ")
-				}
-				v := cs[j]
-				switch {
-				case v == "-":
-					v = "null"
-				case h == "module": // a module may be named null or true
-					v = strconv.Quote(v)
-				}
-				o2.s(h + ": " + v)
-			}
-			o2.s("}\n")
-			return nil
-		})
-	case "csv":
-		o2.s(strings.Join(header, ",") + "\n")
-		_ = each(func(x row) error {
-			cs := cells(x)
-			if cs[1] == "-" { // unknown placement is an empty field in CSV
-				cs[1], cs[2] = "", ""
-			}
-			o2.s(strings.Join(cs, ",") + "\n")
-			return nil
-		})
+	case "json", "yaml", "csv":
+		return byRankStream(w, t, sel, o.Format, header)
 	default:
 		if o.Full {
 			tb, err := newStreamTable(w, o.Format, header, byRankWidths(t, sel))

@@ -1,59 +1,129 @@
 package render
 
 import (
-	"bufio"
 	"encoding/json"
+	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/mimoplan/mimoplan/internal/grid"
 )
 
-// out is a buffered writer with a scratch buffer for numbers. Errors are
-// sticky in bufio.Writer, so only the final Flush needs checking.
+// flushAt is the size of the writes of the machine formats. Text is
+// appended to one buffer and written whenever it passes flushAt, so that a
+// number costs an append and a comparison, not a call through a writer.
+const flushAt = 64 << 10
+
+// out appends text to one buffer and writes it in flushAt-sized pieces.
+// The first write error is kept and returned by close; nothing is written
+// after it.
 type out struct {
-	w       *bufio.Writer
-	scratch []byte
-	ranks   []int
+	w   io.Writer
+	buf []byte
+	err error
 }
 
-func newOut(w *bufio.Writer) *out { return &out{w: w, scratch: make([]byte, 0, 32)} }
+func newOut(w io.Writer) *out {
+	return &out{w: w, buf: make([]byte, 0, flushAt+4<<10)}
+}
 
-func (o *out) s(s string) { o.w.WriteString(s) }
+// flush writes the buffer when it is full.
+func (o *out) flush() {
+	if len(o.buf) >= flushAt {
+		o.write()
+	}
+}
+
+func (o *out) write() {
+	if o.err == nil && len(o.buf) > 0 {
+		_, o.err = o.w.Write(o.buf)
+	}
+	o.buf = o.buf[:0]
+}
+
+// close writes what is left and returns the first write error.
+func (o *out) close() error {
+	o.write()
+	return o.err
+}
+
+func (o *out) s(s string) {
+	o.buf = append(o.buf, s...)
+	o.flush()
+}
+
+func (o *out) byte(c byte) {
+	o.buf = append(o.buf, c)
+	o.flush()
+}
 
 func (o *out) int(v int) {
-	o.scratch = strconv.AppendInt(o.scratch[:0], int64(v), 10)
-	o.w.Write(o.scratch)
+	o.buf = strconv.AppendInt(o.buf, int64(v), 10)
+	o.flush()
+}
+
+func (o *out) bool(v bool) {
+	o.buf = strconv.AppendBool(o.buf, v)
+	o.flush()
+}
+
+func (o *out) f(format string, args ...any) {
+	o.buf = fmt.Appendf(o.buf, format, args...)
+	o.flush()
 }
 
 // quoted writes s as a JSON string, which is also a valid YAML scalar.
 func (o *out) quoted(s string) {
 	b, _ := json.Marshal(s) // a string always marshals
-	o.w.Write(b)
+	o.buf = append(o.buf, b...)
+	o.flush()
+}
+
+// members writes the members of group i of e with sep between them,
+// reading them from the enumeration's runs: no group is ever stored.
+func (o *out) members(e grid.Enum, i int, sep string) {
+	first := true
+	e.Runs(i, func(start, stride, n int) {
+		buf := o.buf
+		if first {
+			buf = strconv.AppendInt(buf, int64(start), 10)
+			start += stride
+			n--
+			first = false
+		}
+		for range n {
+			if len(buf) >= flushAt {
+				o.buf = buf
+				o.write()
+				buf = o.buf
+			}
+			buf = append(buf, sep...)
+			buf = strconv.AppendInt(buf, int64(start), 10)
+			start += stride
+		}
+		o.buf = buf
+	})
+	o.flush()
 }
 
 // group writes one group as [a,b,c], with sep between members.
 func (o *out) group(e grid.Enum, i int, sep string) {
-	o.ranks = e.AppendGroup(o.ranks[:0], i)
-	o.w.WriteByte('[')
-	for j, r := range o.ranks {
-		if j > 0 {
-			o.s(sep)
-		}
-		o.int(r)
-	}
-	o.w.WriteByte(']')
+	o.buf = append(o.buf, '[')
+	o.members(e, i, sep)
+	o.buf = append(o.buf, ']')
 }
 
 // enum writes every group of e as [[...],[...]].
 func (o *out) enum(e grid.Enum, sep string) {
-	o.w.WriteByte('[')
+	o.buf = append(o.buf, '[')
 	for i := range e.NumGroups() {
 		if i > 0 {
-			o.s(sep)
+			o.buf = append(o.buf, sep...)
 		}
 		o.group(e, i, sep)
 	}
-	o.w.WriteByte(']')
+	o.buf = append(o.buf, ']')
+	o.flush()
 }
 
 // moduleSizes are the per-module fields of the JSON and YAML forms, in
