@@ -17,7 +17,7 @@ import (
 type rankCursor struct {
 	lo, hi int // the module's ranks [lo, hi)
 	name   string
-	index  int // in the selection
+	index  int    // in the selection
 	base   [5]int // coordinates; the first dim varies fastest
 	expt   [5]int
 	bshape [5]int
