@@ -122,6 +122,21 @@ func (e Enum) AppendGroup(dst []int, i int) []int {
 	return dst
 }
 
+// Run returns group i as one run, start, start+stride, ..., n members,
+// when it is one (no more than one inner axis, no pick); ok is false
+// otherwise, and Runs lists it. It saves a call per group for the common
+// case.
+func (e Enum) Run(i int) (start, stride, n int, ok bool) {
+	if e.pick != nil || len(e.inner) > 1 {
+		return 0, 0, 0, false
+	}
+	start = e.offset + value(e.outer, i)
+	if len(e.inner) == 0 {
+		return start, 1, 1, true
+	}
+	return start, e.inner[0].stride, e.inner[0].size, true
+}
+
 // Runs calls run for the members of group i, in member order, as runs of
 // evenly spaced ranks: start, start+stride, ..., n of them. The first
 // inner axis is a run and an odometer over the others gives its starts,

@@ -112,6 +112,13 @@ func TestEnumMatchesDefinition(t *testing.T) {
 		}
 		for i, grp := range want {
 			require.Equal(t, grp, fromRuns(e, i), "runs of group %d, shape %v dims %v", i, shape, dims)
+			if start, stride, n, ok := e.Run(i); ok {
+				run := make([]int, n)
+				for k := range run {
+					run[k] = start + k*stride
+				}
+				require.Equal(t, grp, run, "run of group %d, shape %v dims %v", i, shape, dims)
+			}
 		}
 		assert.Equal(t, -1, e.GroupOf(offset-1))
 		assert.Equal(t, -1, e.GroupOf(offset+total))

@@ -3,8 +3,10 @@ package render_test
 import (
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/mimoplan/mimoplan/internal/limit"
 	"github.com/mimoplan/mimoplan/internal/render"
 	"github.com/mimoplan/mimoplan/internal/testutil"
 	"github.com/mimoplan/mimoplan/internal/validate"
@@ -17,6 +19,64 @@ type countingWriter struct{ n int64 }
 func (c *countingWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
 
 var scaleLayout = filepath.Join(testutil.RepoRoot(), "layouts", "scale-131072.yaml")
+
+// loadFile reads, parses and checks a layout for a benchmark.
+func loadFile(b *testing.B, path string) *validate.Topology {
+	res, err := validate.Load(path)
+	if err != nil {
+		b.Fatalf("load: %v", err)
+	}
+	if res.Topology == nil {
+		b.Fatalf("the core rules fail: %+v", res.Diags.Items)
+	}
+	return res.Topology
+}
+
+// BenchmarkStream compares each machine form of render with the
+// format-and-write limit of the same integers (package limit) at 131,072,
+// 1,048,576 and 16,777,216 ranks; the layout is loaded beforehand, so
+// both sides measure formatting and writing alone. The largest world runs
+// only json and csv, whose output is 3-5 GB.
+func BenchmarkStream(b *testing.B) {
+	all := []string{"json", "csv", "yaml", "by-rank-json", "by-rank-csv", "by-rank-yaml"}
+	worlds := []struct {
+		ranks string
+		path  string
+		forms []string
+	}{
+		{"131072", scaleLayout, all},
+		{"1048576", filepath.Join(testutil.RepoRoot(), "testdata", "scale", "scale-1048576.yaml"), all},
+		{"16777216", filepath.Join(testutil.RepoRoot(), "testdata", "scale", "scale-16777216.yaml"), []string{"json", "csv"}},
+	}
+	for _, wd := range worlds {
+		t := loadFile(b, wd.path)
+		for _, form := range wd.forms {
+			format, byRank := strings.CutPrefix(form, "by-rank-")
+			b.Run(wd.ranks+"/"+form+"/render", func(b *testing.B) {
+				b.ReportAllocs()
+				var w countingWriter
+				for b.Loop() {
+					w.n = 0
+					if err := render.Render(&w, t, render.Options{Format: format, ByRank: byRank}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.SetBytes(w.n)
+			})
+			b.Run(wd.ranks+"/"+form+"/limit", func(b *testing.B) {
+				b.ReportAllocs()
+				var n int64
+				for b.Loop() {
+					var err error
+					if n, err = limit.Write(io.Discard, t, format, byRank); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.SetBytes(n)
+			})
+		}
+	}
+}
 
 // load is what render does first: read, parse and check the layout. The
 // scale layout breaks a runtime rule (cp 2 across the bridge) but passes

@@ -55,7 +55,7 @@ func groupsJSON(o *out, t *validate.Topology, sel selection) {
 			o.s(`"`)
 			o.s(g.Kind)
 			o.s(`":`)
-			o.enum(g.Enum, ",")
+			o.enum(g.Enum, ',', false)
 		}
 		o.s("}}")
 	}
@@ -91,7 +91,7 @@ func groupsYAML(o *out, t *validate.Topology, sel selection) {
 			o.s("      ")
 			o.s(g.Kind)
 			o.s(": ")
-			o.enum(g.Enum, ", ")
+			o.enum(g.Enum, ',', true)
 			o.s("\n")
 		}
 	}
@@ -110,7 +110,7 @@ func groupsCSV(o *out, sel selection) {
 				o.buf = append(o.buf, ',')
 				o.buf = strconv.AppendInt(o.buf, int64(size), 10)
 				o.buf = append(o.buf, ',')
-				o.members(g.Enum, i, " ")
+				o.members(g.Enum, i, ' ', false)
 				o.buf = append(o.buf, '\n')
 			}
 		}

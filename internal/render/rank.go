@@ -123,7 +123,7 @@ func renderRank(w *bufio.Writer, t *validate.Topology, sel selection, o Options)
 					}
 					o2.s(`"` + g.kind + `":`)
 				}
-				o2.group(g.e, g.index, ", ")
+				o2.group(g.e, g.index, ',', true)
 				if yaml {
 					o2.s("\n")
 				}
@@ -141,7 +141,7 @@ func renderRank(w *bufio.Writer, t *validate.Topology, sel selection, o Options)
 		for _, en := range entries {
 			for _, g := range en.groups {
 				o2.f("%s,%s,%d,%d,", en.m.Name, g.kind, g.index, g.e.GroupSize())
-				o2.group(g.e, g.index, " ")
+				o2.group(g.e, g.index, ' ', false)
 				o2.s("\n")
 			}
 		}

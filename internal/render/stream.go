@@ -79,50 +79,69 @@ func (o *out) quoted(s string) {
 	o.flush()
 }
 
-// members writes the members of group i of e with sep between them,
-// reading them from the enumeration's runs: no group is ever stored.
-func (o *out) members(e grid.Enum, i int, sep string) {
+// members writes the members of group i of e separated by sep (a byte
+// and, with space, a space after it), reading them from the enumeration's
+// runs: no group is ever stored.
+func (o *out) members(e grid.Enum, i int, sep byte, space bool) {
+	if start, stride, n, ok := e.Run(i); ok {
+		o.run(start, stride, n, sep, space, true)
+		return
+	}
 	first := true
 	e.Runs(i, func(start, stride, n int) {
-		buf := o.buf
-		if first {
-			buf = strconv.AppendInt(buf, int64(start), 10)
-			start += stride
-			n--
-			first = false
-		}
-		for range n {
-			if len(buf) >= flushAt {
-				o.buf = buf
-				o.write()
-				buf = o.buf
-			}
-			buf = append(buf, sep...)
-			buf = strconv.AppendInt(buf, int64(start), 10)
-			start += stride
-		}
-		o.buf = buf
+		o.run(start, stride, n, sep, space, first)
+		first = false
 	})
+}
+
+// run writes start, start+stride, ..., n of them, each after sep unless
+// first.
+func (o *out) run(start, stride, n int, sep byte, space, first bool) {
+	buf := o.buf
+	if first {
+		buf = strconv.AppendInt(buf, int64(start), 10)
+		start += stride
+		n--
+	}
+	for range n {
+		if len(buf) >= flushAt {
+			o.buf = buf
+			o.write()
+			buf = o.buf
+		}
+		buf = append(buf, sep)
+		if space {
+			buf = append(buf, ' ')
+		}
+		buf = strconv.AppendInt(buf, int64(start), 10)
+		start += stride
+	}
+	o.buf = buf
 	o.flush()
 }
 
-// group writes one group as [a,b,c], with sep between members.
-func (o *out) group(e grid.Enum, i int, sep string) {
+// group writes one group as [a,b,c].
+func (o *out) group(e grid.Enum, i int, sep byte, space bool) {
 	o.buf = append(o.buf, '[')
-	o.members(e, i, sep)
+	o.members(e, i, sep, space)
 	o.buf = append(o.buf, ']')
 }
 
 // enum writes every group of e as [[...],[...]].
-func (o *out) enum(e grid.Enum, sep string) {
-	o.buf = append(o.buf, '[')
+func (o *out) enum(e grid.Enum, sep byte, space bool) {
+	open := string([]byte{sep, '['}) // between groups: "],[" or "], ["
+	if space {
+		open = string([]byte{sep, ' ', '['})
+	}
+	o.buf = append(o.buf, "[["...)
 	for i := range e.NumGroups() {
 		if i > 0 {
-			o.buf = append(o.buf, sep...)
+			o.buf = append(o.buf, ']')
+			o.buf = append(o.buf, open...)
 		}
-		o.group(e, i, sep)
+		o.members(e, i, sep, space)
 	}
-	o.buf = append(o.buf, ']')
+	o.buf = append(o.buf, "]]"...)
 	o.flush()
 }
 
