@@ -35,7 +35,8 @@ func TestExitCodes(t *testing.T) {
 	g, b := writeLayout(t, good), writeLayout(t, bad)
 	// Valid for the grid, but Megatron's BridgeCommunicator needs cp 1:
 	// render prints the exact groups, validate fails.
-	cpBridge := writeLayout(t, "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, cp: 2}\n")
+	langCP := writeLayout(t, "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, cp: 2}\n")
+	cpBridge := writeLayout(t, "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, cp: 2}\n- {name: language, num_ranks: 4}\n")
 	tests := []struct {
 		name   string
 		args   []string
@@ -61,6 +62,9 @@ func TestExitCodes(t *testing.T) {
 		{"version", []string{"--version"}, 0, "mimoplan version", ""},
 		{"render runtime-invalid", []string{"render", cpBridge, "--format", "json"}, 0, `"cp":2`, "[bridge-cp-unsupported]"},
 		{"validate runtime-invalid", []string{"validate", cpBridge}, 1, "[bridge-cp-unsupported]", ""},
+		{"validate --target-version", []string{"validate", langCP, "--target-version", "2026-08-22"}, 1, "[bridge-cp-unsupported]", ""},
+		{"validate, newest version", []string{"validate", langCP}, 0, "valid", ""},
+		{"validate, bad --target-version", []string{"validate", langCP, "--target-version", "yesterday"}, 2, "", "--target-version"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

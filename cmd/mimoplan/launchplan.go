@@ -59,10 +59,10 @@ GPUs), 2 usage error, 3 --probe without an NVIDIA driver or NVML.`,
 	f.String("topology-out", "", "write the render JSON here and pass its path in MIMOPLAN_TOPOLOGY")
 	f.StringArray("env", nil, "extra environment variable NAME=VALUE for every rank (repeatable)")
 	f.Bool("no-layout-args", false, "target megatron-lm: do not append the layout as pretrain_mimo.py arguments")
-	f.Bool("mimo-arg-names", false, "target megatron-lm: name the layout arguments --mimo-*, as Megatron-LM does since PR #6894 (which rejects the old names)")
 	f.Int("omp-num-threads", 1, "OMP_NUM_THREADS for every rank")
 	f.String("entrypoint", "torchrun", `launcher command, e.g. "python -m torch.distributed.run"`)
 	f.String("image", "", "container image (--format k8s)")
+	addTargetVersionFlag(cmd)
 	addProbeFlag(cmd)
 	cmd.RunE = runLaunchPlan
 	return cmd
@@ -120,7 +120,6 @@ func readLaunchFlags(cmd *cobra.Command, v *viper.Viper, args []string) (*launch
 	o.MasterAddr = v.GetString("master-addr")
 	o.MasterPortText = v.GetString("master-port")
 	o.LayoutArgs = !v.GetBool("no-layout-args")
-	o.MimoArgNames = v.GetBool("mimo-arg-names")
 	o.Image = v.GetString("image")
 	if o.OMPThreads = v.GetInt("omp-num-threads"); o.OMPThreads < 1 {
 		return nil, usageErr("invalid --omp-num-threads %d: want 1 or more", o.OMPThreads)

@@ -56,8 +56,12 @@ func TestLaunchPlanExitCodes(t *testing.T) {
 	}{
 		{"sh", []string{"launch-plan", four, hosts, "--", "train.py"}, 0, `--node-rank="$node_rank"`, "wrote the topology"},
 		{"hostfile", []string{"launch-plan", four, "--hostfile", hostfile, "--format", "json", "--", "train.py"}, 0, `"host": "h3"`, ""},
-		{"megatron-lm needs no program", []string{"launch-plan", mlm, "--format", "json"}, 0, `"--llm-offset",`, ""},
-		{"megatron-lm, --mimo-* names", []string{"launch-plan", mlm, "--format", "json", "--mimo-arg-names"}, 0, `"--mimo-llm-offset",`, ""},
+		{"megatron-lm needs no program", []string{"launch-plan", mlm, "--format", "json"}, 0, `"--mimo-llm-offset",`, ""},
+		{"megatron-lm, plain names before PR #6894", []string{"launch-plan", mlm, "--format", "json", "--target-version", "2026-08-22"}, 0, `"--llm-offset",`, ""},
+		{"megatron-lm, a PR number", []string{"launch-plan", mlm, "--format", "json", "--target-version", "#6570"}, 0, `"--llm-offset",`, ""},
+		{"bad target version", []string{"launch-plan", mlm, "--target-version", "1.2"}, 2, "", `--target-version: target version "1.2" is not a date`},
+		{"unknown PR", []string{"launch-plan", mlm, "--target-version", "1234"}, 2, "", "knows no change of PR #1234"},
+		{"arguments without a program", []string{"launch-plan", mlm, "--", "--lr", "1e-4"}, 2, "", `"--lr" is an option`},
 		{"slurm picks the hosts", []string{"launch-plan", four, "--format", "slurm", "--", "train.py"}, 0, "#SBATCH --nodes=4", ""},
 		{"k8s", []string{"launch-plan", four, "--format", "k8s", "--image", "img", "--", "train.py"}, 0, "kind: PyTorchJob", ""},
 		{"c10d", []string{"launch-plan", four, hosts, "--rendezvous", "c10d", "--", "train.py"}, 0, "--rdzv-endpoint=h0:29500", ""},
@@ -97,10 +101,11 @@ func TestLaunchPlanExitCodes(t *testing.T) {
 		{"no layout", []string{"launch-plan"}, 2, "", "takes one LAYOUT"},
 		{"omp", []string{"launch-plan", four, hosts, "--omp-num-threads", "0", "--", "x"}, 2, "", "--omp-num-threads"},
 		{"missing layout", []string{"launch-plan", filepath.Join(t.TempDir(), "no.yaml"), "--", "x"}, 2, "", "no such file"},
-		{"layout flag twice", []string{"launch-plan", mlm, "--", "p.py", "--llm-tp", "2"}, 2, "", "already set --llm-tp"},
-		{"--mimo-* layout flag twice", []string{"launch-plan", mlm, "--mimo-arg-names", "--", "p.py", "--mimo-llm-tp=2"}, 2, "", "already set --mimo-llm-tp"},
-		{"--mimo-* name beside plain ones", []string{"launch-plan", mlm, "--", "p.py", "--mimo-llm-tp", "2"}, 2, "", "give --mimo-arg-names"},
-		{"plain name beside --mimo-*", []string{"launch-plan", mlm, "--mimo-arg-names", "--", "p.py", "--llm-tp", "2"}, 2, "", "but --mimo-arg-names gives the layout arguments the --mimo-* names"},
+		{"layout flag twice", []string{"launch-plan", mlm, "--target-version", "6570", "--", "p.py", "--llm-tp", "2"}, 2, "", "already set --llm-tp"},
+		{"--mimo-* layout flag twice", []string{"launch-plan", mlm, "--", "p.py", "--mimo-llm-tp=2"}, 2, "", "already set --mimo-llm-tp"},
+		{"--mimo-* name before PR #6894", []string{"launch-plan", mlm, "--target-version", "2026-08-01", "--", "p.py", "--mimo-llm-tp", "2"}, 2, "", "give the target_version (--target-version) of your Megatron-LM checkout"},
+		{"plain name since PR #6894", []string{"launch-plan", mlm, "--", "p.py", "--llm-tp", "2"}, 2, "", "names the grid arguments since Megatron-LM PR #6894 (--mimo-llm-tp...)"},
+		{"the --mimo-arg-names flag is gone", []string{"launch-plan", mlm, "--mimo-arg-names"}, 2, "", "unknown flag: --mimo-arg-names"},
 		{"old flag is gone", []string{"launch-plan", mlm, "--legacy-layout-args"}, 2, "", "unknown flag: --legacy-layout-args"},
 		{"unwritable out", []string{"launch-plan", four, hosts, "--topology-out", filepath.Join(t.TempDir(), "t.json"), "--out", filepath.Join(t.TempDir(), "no", "plan.sh"), "--", "x"}, 2, "", "no such file"},
 	}
@@ -192,26 +197,27 @@ func TestLaunchPlanJSON(t *testing.T) {
 	assert.Equal(t, 6000, plan.Rendezvous.MasterPort)
 	require.Len(t, plan.Nodes, 1)
 	assert.Equal(t, strings.Fields("torchrun --nnodes=1 --nproc-per-node=8 --node-rank=0 --master-addr=localhost --master-port=6000 "+
-		"examples/mimo/pretrain_mimo.py --encoder-tp 2 --encoder-dp 2 --llm-offset 4 --llm-tp 2 --llm-cp 1 "+
-		"--llm-pp 1 --llm-dp 2 --llm-ep 4 --llm-expt-tp 1 --micro-batch-size 1 --global-batch-size 8"), plan.Nodes[0].Command)
+		"examples/mimo/pretrain_mimo.py --mimo-encoder-tp 2 --mimo-encoder-dp 2 --mimo-llm-offset 4 --mimo-llm-tp 2 --mimo-llm-cp 1 "+
+		"--mimo-llm-pp 1 --mimo-llm-dp 2 --mimo-llm-ep 4 --mimo-llm-expt-tp 1 --micro-batch-size 1 --global-batch-size 8"), plan.Nodes[0].Command)
 	assert.Equal(t, map[string]string{"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "OMP_NUM_THREADS": "8", "NCCL_DEBUG": "INFO"}, plan.Nodes[0].Env)
 
-	// --mimo-arg-names, also from the environment, gives the --mimo-* names.
-	wantMimo := strings.Fields("torchrun --nnodes=1 --nproc-per-node=8 --node-rank=0 --master-addr=localhost --master-port=29500 " +
-		"examples/mimo/pretrain_mimo.py --mimo-encoder-tp 2 --mimo-encoder-dp 2 --mimo-llm-offset 4 --mimo-llm-tp 2 --mimo-llm-cp 1 " +
-		"--mimo-llm-pp 1 --mimo-llm-dp 2 --mimo-llm-ep 4 --mimo-llm-expt-tp 1 --micro-batch-size 1 --global-batch-size 8")
-	for _, env := range []string{"", "true"} {
-		t.Setenv("MIMOPLAN_MIMO_ARG_NAMES", env)
+	// --target-version, also from the environment, gives the names of
+	// that version: the plain ones before PR #6894.
+	wantPlain := strings.Fields("torchrun --nnodes=1 --nproc-per-node=8 --node-rank=0 --master-addr=localhost --master-port=29500 " +
+		"examples/mimo/pretrain_mimo.py --encoder-tp 2 --encoder-dp 2 --llm-offset 4 --llm-tp 2 --llm-cp 1 " +
+		"--llm-pp 1 --llm-dp 2 --llm-ep 4 --llm-expt-tp 1 --micro-batch-size 1 --global-batch-size 8")
+	for _, env := range []string{"", "2026-08-22"} {
+		t.Setenv("MIMOPLAN_TARGET_VERSION", env)
 		args := []string{"launch-plan", mlm, "--format", "json"}
 		if env == "" {
-			args = append(args, "--mimo-arg-names")
+			args = append(args, "--target-version", "6570")
 		}
 		code, out, stderr = mimoplan(t, args...)
 		require.Equal(t, 0, code, stderr)
 		require.NoError(t, json.Unmarshal([]byte(out), &plan))
-		assert.Equal(t, wantMimo, plan.Nodes[0].Command, "MIMOPLAN_MIMO_ARG_NAMES=%q", env)
+		assert.Equal(t, wantPlain, plan.Nodes[0].Command, "MIMOPLAN_TARGET_VERSION=%q", env)
 	}
-	t.Setenv("MIMOPLAN_MIMO_ARG_NAMES", "")
+	t.Setenv("MIMOPLAN_TARGET_VERSION", "")
 
 	// Without the layout arguments the program gets the topology instead.
 	code, out, stderr = mimoplan(t, "launch-plan", mlm, "--format", "json", "--no-layout-args", "--", "mine.py")
@@ -310,12 +316,12 @@ func TestLaunchDocExamples(t *testing.T) {
 			"    -- examples/mimo/pretrain_mimo.py --use-distributed-optimizer\n...\nexec torchrun" + tail
 		assertDocBlock(t, blocks, want)
 
-		code, out, stderr = mimoplan(t, "launch-plan", "llm-only-moe-16gpu.yaml", "--hosts", "node0,node1", "--mimo-arg-names",
+		code, out, stderr = mimoplan(t, "launch-plan", "llm-only-moe-16gpu.yaml", "--hosts", "node0,node1", "--target-version", "2026-08-22",
 			"--", "examples/mimo/pretrain_mimo.py", "--use-distributed-optimizer")
 		require.Equal(t, 0, code, stderr)
 		_, tail, ok = strings.Cut(out, "\n  examples/mimo/pretrain_mimo.py")
 		require.True(t, ok, out)
-		want = "$ mimoplan launch-plan layouts/llm-only-moe-16gpu.yaml --hosts node0,node1 --mimo-arg-names \\\n" +
+		want = "$ mimoplan launch-plan layouts/llm-only-moe-16gpu.yaml --hosts node0,node1 --target-version 2026-08-22 \\\n" +
 			"    -- examples/mimo/pretrain_mimo.py --use-distributed-optimizer\n...\n  examples/mimo/pretrain_mimo.py" + tail
 		assertDocBlock(t, blocks, want)
 	})

@@ -4,8 +4,10 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
 
 	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/upstream"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
@@ -37,6 +39,7 @@ unless --strict.`,
 	}
 	cmd.Flags().String("format", "text", "output format: text, json, github, sarif")
 	cmd.Flags().Bool("strict", false, "treat warnings as errors")
+	addTargetVersionFlag(cmd)
 	addProbeFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		v := config(cmd)
@@ -48,11 +51,15 @@ unless --strict.`,
 		if err != nil {
 			return err
 		}
+		tv, err := targetVersion(v)
+		if err != nil {
+			return err
+		}
 		w := cmd.OutOrStdout()
 		code := exitOK
 		var lists []*diag.List // for sarif: one log for every file
 		for _, path := range args {
-			res, err := validate.Load(path)
+			res, err := validate.LoadAt(path, tv)
 			if err != nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "mimoplan: %v\n", err)
 				code = max(code, exitUsage)
@@ -116,7 +123,13 @@ func loadValid(cmd *cobra.Command, path string) (*validate.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := validate.Load(path)
+	var tv *upstream.Version
+	if cmd.Flags().Lookup("target-version") != nil {
+		if tv, err = targetVersion(config(cmd)); err != nil {
+			return nil, err
+		}
+	}
+	res, err := validate.LoadAt(path, tv)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
@@ -128,4 +141,24 @@ func loadValid(cmd *cobra.Command, path string) (*validate.Result, error) {
 		return nil, silentExit(exitInvalid)
 	}
 	return res, nil
+}
+
+// addTargetVersionFlag adds --target-version, which replaces the layouts'
+// target_version.
+func addTargetVersionFlag(cmd *cobra.Command) {
+	cmd.Flags().String("target-version", "", "upstream version whose rules and argument names apply, over the layout's target_version: "+upstream.Help()+"; default the newest")
+}
+
+// targetVersion reads --target-version (or MIMOPLAN_TARGET_VERSION): nil
+// when not given.
+func targetVersion(v *viper.Viper) (*upstream.Version, error) {
+	s := v.GetString("target-version")
+	if s == "" {
+		return nil, nil
+	}
+	tv, err := upstream.Parse(s)
+	if err != nil {
+		return nil, usageErr("--target-version: %v", err)
+	}
+	return &tv, nil
 }

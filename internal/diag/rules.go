@@ -50,6 +50,8 @@ var catalogue = []Rule{
 	{"encoder-not-first", Error, "The encoder's span must start at rank 0.", "examples/mimo/training/args.py (\"encoder span always starts at rank 0\")"},
 	{"cp-unsupported", Error, "The target runtime needs cp 1 everywhere.", "examples/mimo/training/args.py (\"hetero MIMO training currently supports CP=1 only\")"},
 	{"encoder-parallelism-unsupported", Error, "The encoder needs pp, ep, expt_tp, gtp_remat and expt_gtp_remat 1.", "examples/mimo/training/args.py build_module_grid_specs"},
+	{"target-version-too-old", Error, "target_version predates the MIMO example's grid arguments.", "Megatron-LM PR #5375 (examples/mimo/training/args.py)"},
+	{"gtp-needs-newer-version", Error, "GTP needs a Megatron-LM with PR #6570.", "Megatron-LM PR #6570 (examples/mimo/training/args.py)"},
 	{"llm-only-not-whole-world", Error, "A single language module must cover the world from rank 0.", "examples/mimo/training/args.py (--llm-only)"},
 
 	// Target megatron-bridge.
@@ -72,6 +74,7 @@ var catalogue = []Rule{
 	{"duplicate-host", Error, "A host appears twice in the host list.", "torchrun static rendezvous"},
 	{"master-not-first-host", Error, "With static rendezvous, --master-addr names a host other than node rank 0's.", "torchrun static rendezvous (node rank 0 serves the store)"},
 	{"invalid-port", Error, "The master port is not a decimal number in 1-65535.", "TCP"},
+	{"micro-batch-required", Error, "A Megatron-LM plan without --micro-batch-size, or with one that fails the fan-out check.", "Megatron-LM megatron/training/arguments.py validate_args; examples/mimo/training/args.py validate_hetero_grid_args"},
 }
 
 // Rules returns the catalogue in documentation order.

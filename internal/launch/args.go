@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/upstream"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
@@ -19,8 +21,8 @@ type gridArgs struct {
 	llmOnly                                                 string
 }
 
-// plainArgs are the default names: those of issue 5 and of args.py from
-// its start (Megatron-LM PR #5375) until PR #6894.
+// plainArgs are the names of args.py from its start (Megatron-LM PR
+// #5375) until PR #6894.
 var plainArgs = gridArgs{
 	"--encoder-tp", "--encoder-dp",
 	"--llm-offset", "--llm-tp", "--llm-cp", "--llm-pp", "--llm-dp", "--llm-ep", "--llm-expt-tp",
@@ -28,13 +30,31 @@ var plainArgs = gridArgs{
 }
 
 // mimoArgs are the names since Megatron-LM PR #6894, which prefixed every
-// grid argument with --mimo- and made the plain names an error
-// (Options.MimoArgNames).
+// grid argument with --mimo- and made the plain names an error.
 var mimoArgs = gridArgs{
 	"--mimo-encoder-tp", "--mimo-encoder-dp",
 	"--mimo-llm-offset", "--mimo-llm-tp", "--mimo-llm-cp", "--mimo-llm-pp", "--mimo-llm-dp", "--mimo-llm-ep", "--mimo-llm-expt-tp",
 	"--mimo-llm-only",
 }
+
+// argNames returns the grid argument names of version v, and the other
+// set, which that version's args.py rejects.
+func argNames(v upstream.Version) (names, other gridArgs) {
+	if v.Has(upstream.PRMimoNames) {
+		return mimoArgs, plainArgs
+	}
+	return plainArgs, mimoArgs
+}
+
+// Megatron-LM's own arguments (megatron/training/arguments.py) that the
+// layout sets.
+const (
+	argMicroBatch   = "--micro-batch-size"
+	argGlobalBatch  = "--global-batch-size"
+	argNumExperts   = "--num-experts"
+	argWeightShards = "--tensor-parallel-num-weight-shards"
+	argExpertShards = "--expert-tensor-parallel-num-weight-shards"
+)
 
 func (g gridArgs) all() []string {
 	return []string{g.encoderTP, g.encoderDP, g.llmOffset, g.llmTP, g.llmCP, g.llmPP, g.llmDP, g.llmEP, g.llmExptTP, g.llmOnly}
@@ -45,8 +65,8 @@ func (g gridArgs) all() []string {
 // add_hetero_grid_args), under the names of g. That script knows one
 // encoder at rank 0 and a language grid; a layout it cannot express is a
 // diagnostic here too, in case the target rules of validate let it
-// through. The notes are caveats to print with the plan.
-func megatronArgs(d *diag.List, l *layout.Layout, t *validate.Topology, g gridArgs) (args, notes []string) {
+// through.
+func megatronArgs(d *diag.List, l *layout.Layout, t *validate.Topology, g gridArgs) (args []string) {
 	lang := t.Module(grid.LanguageModule)
 	var encs []*grid.Module
 	for _, m := range t.Modules {
@@ -95,7 +115,7 @@ func megatronArgs(d *diag.List, l *layout.Layout, t *validate.Topology, g gridAr
 		}
 	}
 	if !ok || lang == nil {
-		return nil, nil
+		return nil
 	}
 
 	n := strconv.Itoa
@@ -115,26 +135,35 @@ func megatronArgs(d *diag.List, l *layout.Layout, t *validate.Topology, g gridAr
 	// ones, whose value is the total shard count, tp*gtp_remat, the GTP
 	// degree being that over --llm-tp (--mimo-llm-tp).
 	if lang.GTPRemat > 1 {
-		args = append(args, "--tensor-parallel-num-weight-shards", n(lang.TP*lang.GTPRemat))
+		args = append(args, argWeightShards, n(lang.TP*lang.GTPRemat))
 	}
 	if lang.ExptGTPRemat > 1 {
-		args = append(args, "--expert-tensor-parallel-num-weight-shards", n(lang.ExptTP*lang.ExptGTPRemat))
+		args = append(args, argExpertShards, n(lang.ExptTP*lang.ExptGTPRemat))
 	}
-	// GTP came to args.py (PR #6570) shortly before the --mimo- names
-	// (PR #6894): a checkout that takes the plain names may predate it.
-	if g == plainArgs && (lang.GTPRemat > 1 || lang.ExptGTPRemat > 1) {
-		notes = append(notes, "gtp_remat: the MIMO example takes GTP since Megatron-LM PR #6570; use a checkout at least that new")
+	if e := numExperts(l); e > 0 {
+		args = append(args, argNumExperts, n(e))
 	}
 	if t.Batch != nil {
-		args = append(args, "--micro-batch-size", n(t.Batch.MicroBatchSize))
+		args = append(args, argMicroBatch, n(t.Batch.MicroBatchSize))
 		if t.Batch.GlobalBatchSize > 0 {
-			args = append(args, "--global-batch-size", n(t.Batch.GlobalBatchSize))
+			args = append(args, argGlobalBatch, n(t.Batch.GlobalBatchSize))
 		}
 	}
 	if len(encs) == 0 {
 		args = append(args, g.llmOnly)
 	}
-	return args, notes
+	return args
+}
+
+// numExperts is the language module's num_experts, 0 when not given:
+// Megatron-LM's --num-experts, which args.py checks against --llm-ep.
+func numExperts(l *layout.Layout) int {
+	for _, m := range l.Modules {
+		if m.Name == grid.LanguageModule {
+			return m.NumExperts
+		}
+	}
+	return 0
 }
 
 // clashes returns the flags of layout that the user's arguments already
@@ -153,4 +182,84 @@ func clashes(user, layoutArgs []string) []string {
 		}
 	}
 	return out
+}
+
+// megatronProgram appends the layout's arguments to prog, refusing
+// program arguments that set what the layout sets (or use the other name
+// set), and reporting a plan that Megatron-LM would stop for want of a
+// micro-batch size.
+func megatronProgram(d *diag.List, res *validate.Result, prog []string) ([]string, error) {
+	l, t := res.Layout, res.Topology
+	v := l.TargetVersion
+	names, other := argNames(v)
+	args := megatronArgs(d, l, t, names)
+	user := prog[1:]
+	// Every grid name counts, emitted or not: --llm-only beside an encoder
+	// contradicts the layout as much as a second --llm-tp; so do GTP
+	// shards the layout does not have.
+	owned := append(slices.Clone(args), names.all()...)
+	owned = append(owned, argWeightShards, argExpertShards)
+	if clash := clashes(user, owned); len(clash) > 0 {
+		return nil, fmt.Errorf("the program arguments already set %s, which launch-plan derives from the layout: drop them, or turn the layout arguments off", strings.Join(clash, ", "))
+	}
+	if clash := clashes(user, other.all()); len(clash) > 0 {
+		when := "before Megatron-LM PR #6894"
+		if v.Has(upstream.PRMimoNames) {
+			when = "since Megatron-LM PR #6894"
+		}
+		return nil, fmt.Errorf("the program arguments use %s, but target version %s names the grid arguments %s (%s...): give the target_version (--target-version) of your Megatron-LM checkout, or drop them",
+			strings.Join(clash, ", "), v, when, names.llmTP)
+	}
+	if args != nil && t.Batch == nil {
+		microBatch(d, l, t, user, names)
+	}
+	return append(prog, args...), nil
+}
+
+// microBatch reports a plan without --micro-batch-size (Megatron-LM's
+// validate_args asserts it; with an encoder args.py multiplies it first),
+// or with one from the program that fails args.py's fan-out check.
+func microBatch(d *diag.List, l *layout.Layout, t *validate.Topology, user []string, g gridArgs) {
+	pos := l.Pos("batch")
+	text, ok := flagValue(user, argMicroBatch)
+	if !ok {
+		d.Add("micro-batch-required", pos, "",
+			"give batch: {micro_batch_size: N} in the layout, or --micro-batch-size N after the program",
+			"the plan has no --micro-batch-size, which Megatron-LM requires")
+		return
+	}
+	mbs, err := strconv.Atoi(text)
+	if err != nil || mbs < 1 {
+		d.Add("micro-batch-required", pos, "", "give --micro-batch-size a whole number of 1 or more",
+			"the program's --micro-batch-size %q is not a whole number of 1 or more", text)
+		return
+	}
+	lang := t.Module(grid.LanguageModule)
+	for _, e := range t.Modules {
+		if e == lang || lang == nil {
+			continue
+		}
+		lanes := lang.DP * lang.GTPRemat
+		if (mbs*lanes)%e.DP != 0 {
+			d.Add("micro-batch-required", pos, e.Name,
+				fmt.Sprintf("give a --micro-batch-size that makes %s divisible by %d", "micro-batch-size x "+strconv.Itoa(lanes), e.DP),
+				"the program's --micro-batch-size %d x %s %d x GTP %d is not divisible by %s %d, which Megatron-LM's args.py checks at start-up",
+				mbs, g.llmDP, lang.DP, lang.GTPRemat, g.encoderDP, e.DP)
+		}
+	}
+}
+
+// flagValue returns the value of the last --name VALUE or --name=VALUE
+// in args, as argparse keeps the last.
+func flagValue(args []string, name string) (string, bool) {
+	val, ok := "", false
+	for i, a := range args {
+		switch {
+		case a == name && i+1 < len(args):
+			val, ok = args[i+1], true
+		case strings.HasPrefix(a, name+"="):
+			val, ok = a[len(name)+1:], true
+		}
+	}
+	return val, ok
 }

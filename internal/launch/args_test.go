@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,37 +17,46 @@ func TestMegatronArgs(t *testing.T) {
 	gtpLayout := `version: 1
 target: megatron-lm
 world_size: 16
+batch: {micro_batch_size: 2}
 modules:
   - {name: vision, num_ranks: 4, tp: 2}
   - {name: language, num_ranks: 12, tp: 2, gtp_remat: 2, ep: 3, expt_tp: 2, expt_gtp_remat: 2}
 `
 	tests := []struct {
-		name  string
-		src   string
-		o     Options
-		want  []string
-		notes int
+		name string
+		src  string
+		o    Options
+		want []string
 	}{
 		{
-			name: "encoder and MoE language, as run_hetero_nemotron_20l_mock_train.sh",
-			src:  nemotron,
+			name: "encoder and MoE language, as run_hetero_nemotron_20l_mock_train.sh, before PR #6894",
+			src:  at(nemotron, "6570"),
 			o:    Options{LayoutArgs: true, Program: []string{"examples/mimo/pretrain_mimo.py", "--model-provider", "nemotron-moe-vlm"}},
 			want: []string{"examples/mimo/pretrain_mimo.py", "--model-provider", "nemotron-moe-vlm",
 				"--encoder-tp", "2", "--encoder-dp", "2", "--llm-offset", "4", "--llm-tp", "2", "--llm-cp", "1", "--llm-pp", "1",
-				"--llm-dp", "2", "--llm-ep", "4", "--llm-expt-tp", "1", "--micro-batch-size", "1", "--global-batch-size", "8"},
+				"--llm-dp", "2", "--llm-ep", "4", "--llm-expt-tp", "1", "--num-experts", "128", "--micro-batch-size", "1", "--global-batch-size", "8"},
 		},
 		{
-			name: "--mimo-* names, Megatron-LM since PR #6894",
+			name: "--mimo-* names by default: Megatron-LM since PR #6894",
 			src:  nemotron,
-			o:    Options{LayoutArgs: true, MimoArgNames: true},
+			o:    Options{LayoutArgs: true},
 			want: []string{DefaultProgram,
 				"--mimo-encoder-tp", "2", "--mimo-encoder-dp", "2", "--mimo-llm-offset", "4", "--mimo-llm-tp", "2", "--mimo-llm-cp", "1",
 				"--mimo-llm-pp", "1", "--mimo-llm-dp", "2", "--mimo-llm-ep", "4", "--mimo-llm-expt-tp", "1",
-				"--micro-batch-size", "1", "--global-batch-size", "8"},
+				"--num-experts", "128", "--micro-batch-size", "1", "--global-batch-size", "8"},
+		},
+		{
+			name: "a date after PR #6894 has the --mimo-* names too",
+			src:  at(nemotron, "2026-09-01"),
+			o:    Options{LayoutArgs: true},
+			want: []string{DefaultProgram,
+				"--mimo-encoder-tp", "2", "--mimo-encoder-dp", "2", "--mimo-llm-offset", "4", "--mimo-llm-tp", "2", "--mimo-llm-cp", "1",
+				"--mimo-llm-pp", "1", "--mimo-llm-dp", "2", "--mimo-llm-ep", "4", "--mimo-llm-expt-tp", "1",
+				"--num-experts", "128", "--micro-batch-size", "1", "--global-batch-size", "8"},
 		},
 		{
 			name: "language alone is --llm-only, without encoder arguments",
-			src:  llmOnly,
+			src:  at(llmOnly, "2026-08-22"),
 			o:    Options{Hosts: []string{"a", "b"}, LayoutArgs: true},
 			want: []string{DefaultProgram, "--llm-offset", "0", "--llm-tp", "2", "--llm-cp", "1", "--llm-pp", "2",
 				"--llm-dp", "4", "--llm-ep", "4", "--llm-expt-tp", "1", "--micro-batch-size", "1", "--global-batch-size", "64", "--llm-only"},
@@ -54,13 +64,13 @@ modules:
 		{
 			name: "language alone, --mimo-* names: --mimo-llm-only",
 			src:  llmOnly,
-			o:    Options{Hosts: []string{"a", "b"}, LayoutArgs: true, MimoArgNames: true},
+			o:    Options{Hosts: []string{"a", "b"}, LayoutArgs: true},
 			want: []string{DefaultProgram, "--mimo-llm-offset", "0", "--mimo-llm-tp", "2", "--mimo-llm-cp", "1", "--mimo-llm-pp", "2",
 				"--mimo-llm-dp", "4", "--mimo-llm-ep", "4", "--mimo-llm-expt-tp", "1", "--micro-batch-size", "1", "--global-batch-size", "64",
 				"--mimo-llm-only"},
 		},
 		{
-			name: "no batch, no batch arguments",
+			name: "no batch: the program's --micro-batch-size, which passes the fan-out check",
 			src: `version: 1
 target: megatron-lm
 world_size: 6
@@ -68,43 +78,42 @@ modules:
   - {name: vision, num_ranks: 2}
   - {name: language, num_ranks: 4, tp: 2}
 `,
-			o: Options{LayoutArgs: true},
-			want: []string{DefaultProgram, "--encoder-tp", "1", "--encoder-dp", "2", "--llm-offset", "2", "--llm-tp", "2",
-				"--llm-cp", "1", "--llm-pp", "1", "--llm-dp", "2", "--llm-ep", "1", "--llm-expt-tp", "1"},
+			o: Options{LayoutArgs: true, Program: []string{"p.py", "--micro-batch-size=1"}},
+			want: []string{"p.py", "--micro-batch-size=1", "--mimo-encoder-tp", "1", "--mimo-encoder-dp", "2", "--mimo-llm-offset", "2", "--mimo-llm-tp", "2",
+				"--mimo-llm-cp", "1", "--mimo-llm-pp", "1", "--mimo-llm-dp", "2", "--mimo-llm-ep", "1", "--mimo-llm-expt-tp", "1"},
 		},
 		{
 			// Megatron-LM's args.py test: tp 2, 4 weight shards -> gtp_remat 2,
 			// dp = 4 / (tp*gtp) = 1; expert shards 2 over expt_tp 1 -> 2.
-			name: "gtp_remat: total weight shards tp*gtp_remat, dp without GTP, and a note that GTP needs PR #6570",
-			src:  gtpLayout,
+			name: "gtp_remat: total weight shards tp*gtp_remat, dp without GTP",
+			src:  at(gtpLayout, "6570"),
 			o:    Options{LayoutArgs: true},
 			want: []string{DefaultProgram, "--encoder-tp", "2", "--encoder-dp", "2", "--llm-offset", "4", "--llm-tp", "2", "--llm-cp", "1",
 				"--llm-pp", "1", "--llm-dp", "3", "--llm-ep", "3", "--llm-expt-tp", "2",
-				"--tensor-parallel-num-weight-shards", "4", "--expert-tensor-parallel-num-weight-shards", "4"},
-			notes: 1,
+				"--tensor-parallel-num-weight-shards", "4", "--expert-tensor-parallel-num-weight-shards", "4", "--micro-batch-size", "2"},
 		},
 		{
-			name: "gtp_remat with --mimo-* names: no note, PR #6894 is newer than GTP",
+			name: "gtp_remat with --mimo-* names",
 			src:  gtpLayout,
-			o:    Options{LayoutArgs: true, MimoArgNames: true},
+			o:    Options{LayoutArgs: true},
 			want: []string{DefaultProgram, "--mimo-encoder-tp", "2", "--mimo-encoder-dp", "2", "--mimo-llm-offset", "4", "--mimo-llm-tp", "2",
 				"--mimo-llm-cp", "1", "--mimo-llm-pp", "1", "--mimo-llm-dp", "3", "--mimo-llm-ep", "3", "--mimo-llm-expt-tp", "2",
-				"--tensor-parallel-num-weight-shards", "4", "--expert-tensor-parallel-num-weight-shards", "4"},
+				"--tensor-parallel-num-weight-shards", "4", "--expert-tensor-parallel-num-weight-shards", "4", "--micro-batch-size", "2"},
 		},
 		{
-			name: "expt_gtp_remat alone also has the note",
+			name: "expt_gtp_remat alone",
 			src: `version: 1
 target: megatron-lm
 world_size: 8
+batch: {micro_batch_size: 1}
 modules:
   - {name: vision, num_ranks: 4, tp: 2}
   - {name: language, num_ranks: 4, ep: 1, expt_tp: 2, expt_gtp_remat: 2}
 `,
 			o: Options{LayoutArgs: true},
-			want: []string{DefaultProgram, "--encoder-tp", "2", "--encoder-dp", "2", "--llm-offset", "4", "--llm-tp", "1", "--llm-cp", "1",
-				"--llm-pp", "1", "--llm-dp", "4", "--llm-ep", "1", "--llm-expt-tp", "2",
-				"--expert-tensor-parallel-num-weight-shards", "4"},
-			notes: 1,
+			want: []string{DefaultProgram, "--mimo-encoder-tp", "2", "--mimo-encoder-dp", "2", "--mimo-llm-offset", "4", "--mimo-llm-tp", "1", "--mimo-llm-cp", "1",
+				"--mimo-llm-pp", "1", "--mimo-llm-dp", "4", "--mimo-llm-ep", "1", "--mimo-llm-expt-tp", "2",
+				"--expert-tensor-parallel-num-weight-shards", "4", "--micro-batch-size", "1"},
 		},
 		{
 			name: "layout arguments off",
@@ -124,13 +133,52 @@ modules:
 			p := build(t, tt.src, tt.o)
 			assert.Equal(t, tt.want, p.Program)
 			assert.Equal(t, tt.want, program(p))
-			assert.Len(t, p.Notes, tt.notes)
-			for _, n := range p.Notes {
-				assert.Contains(t, n, "PR #6570")
-				assert.LessOrEqual(t, len(n), 100, "a short note: %s", n)
-			}
+			assert.Empty(t, p.Notes)
 		})
 	}
+}
+
+// at pins a layout's target_version.
+func at(src, version string) string {
+	return strings.Replace(src, "version: 1\n", "version: 1\ntarget_version: "+version+"\n", 1)
+}
+
+// TestMicroBatchRequired: Megatron-LM stops without --micro-batch-size, or
+// with one that fails args.py's fan-out check.
+func TestMicroBatchRequired(t *testing.T) {
+	const src = `version: 1
+target: megatron-lm
+world_size: 8
+modules:
+  - {name: vision, num_ranks: 4, tp: 1}
+  - {name: language, num_ranks: 4, tp: 2}
+`
+	for _, tc := range []struct {
+		name string
+		prog []string
+		want string
+	}{
+		{"none", nil, "the plan has no --micro-batch-size, which Megatron-LM requires"},
+		{"fails the fan-out check", []string{"p.py", "--micro-batch-size", "1"}, "the program's --micro-batch-size 1 x --mimo-llm-dp 2 x GTP 1 is not divisible by --mimo-encoder-dp 4"},
+		{"not a number", []string{"p.py", "--micro-batch-size=x"}, `--micro-batch-size "x" is not a whole number`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, d, err := Build(check(t, src), Options{LayoutArgs: true, MasterPort: DefaultMasterPort, Program: tc.prog})
+			require.NoError(t, err)
+			assert.Nil(t, p)
+			require.Len(t, d.Items, 1)
+			assert.Equal(t, "micro-batch-required", d.Items[0].Rule)
+			assert.Contains(t, d.Items[0].Message, tc.want)
+			assert.NotEmpty(t, d.Items[0].Hint)
+		})
+	}
+	p := build(t, src, Options{LayoutArgs: true, Program: []string{"p.py", "--micro-batch-size", "2"}})
+	assert.Equal(t, "2", p.Program[2])
+	// An llm-only plan needs it too (validate_args asserts it).
+	_, d, err := Build(check(t, "version: 1\ntarget: megatron-lm\nworld_size: 4\nmodules:\n- {name: language, num_ranks: 4}\n"), Options{LayoutArgs: true, MasterPort: DefaultMasterPort})
+	require.NoError(t, err)
+	require.Len(t, d.Items, 1)
+	assert.Equal(t, "micro-batch-required", d.Items[0].Rule)
 }
 
 // TestMegatronArgNames pins the two name sets: the plain names of issue 5

@@ -75,13 +75,9 @@ type Options struct {
 	// DefaultProgram for target megatron-lm, an error otherwise.
 	Program []string
 	// LayoutArgs appends the layout as pretrain_mimo.py's arguments
-	// (target megatron-lm only).
+	// (target megatron-lm only), named as the layout's target_version's
+	// args.py names them.
 	LayoutArgs bool
-	// MimoArgNames gives those arguments the --mimo-* names of Megatron-LM
-	// since PR #6894 (--mimo-encoder-tp, --mimo-llm-tp, ...) instead of the
-	// plain ones of issue 5 (--encoder-tp, --llm-tp, ...); each name set is
-	// an error to the other's args.py.
-	MimoArgNames bool
 	// TopologyPath, if set, is passed to the program in MIMOPLAN_TOPOLOGY.
 	TopologyPath string
 	// OMPThreads is OMP_NUM_THREADS; default 1.
@@ -206,6 +202,10 @@ func Build(res *validate.Result, o Options) (*Plan, *diag.List, error) {
 	}
 
 	prog := slices.Clone(o.Program)
+	if len(prog) > 0 && strings.HasPrefix(prog[0], "-") {
+		return nil, nil, fmt.Errorf("the first word after -- is the program to run, but %q is an option: give the program first (-- PROGRAM ARGS)", prog[0])
+	}
+	var err error
 	if len(prog) == 0 {
 		if t.Target != layout.TargetMegatronLM {
 			return nil, nil, fmt.Errorf("target %s has no default program: give the program to run (-- PROGRAM ARGS)", t.Target)
@@ -218,23 +218,9 @@ func Build(res *validate.Result, o Options) (*Plan, *diag.List, error) {
 		}
 	}
 	if o.LayoutArgs && t.Target == layout.TargetMegatronLM {
-		names, other := plainArgs, mimoArgs
-		mixed := "the program arguments use %s, Megatron-LM's names since PR #6894, but the layout arguments have the names before it: for a Megatron-LM that new give --mimo-arg-names, else drop them"
-		if o.MimoArgNames {
-			names, other = mimoArgs, plainArgs
-			mixed = "the program arguments use %s, Megatron-LM's names before PR #6894, but --mimo-arg-names gives the layout arguments the --mimo-* names: for a Megatron-LM that old leave out --mimo-arg-names, else drop them"
+		if prog, err = megatronProgram(d, res, prog); err != nil {
+			return nil, nil, err
 		}
-		args, notes := megatronArgs(d, l, t, names)
-		// Every grid name counts, emitted or not: --llm-only beside an
-		// encoder contradicts the layout as much as a second --llm-tp.
-		if clash := clashes(prog[1:], append(slices.Clone(args), names.all()...)); len(clash) > 0 {
-			return nil, nil, fmt.Errorf("the program arguments already set %s, which launch-plan derives from the layout: drop them, or turn the layout arguments off", strings.Join(clash, ", "))
-		}
-		if clash := clashes(prog[1:], other.all()); len(clash) > 0 {
-			return nil, nil, fmt.Errorf(mixed, strings.Join(clash, ", "))
-		}
-		prog = append(prog, args...)
-		p.Notes = append(p.Notes, notes...)
 	}
 	p.Program = prog
 	p.Image = o.Image

@@ -393,7 +393,7 @@ func TestK8s(t *testing.T) {
 		assert.Contains(t, job.Metadata.Annotations["mimoplan/notes"], "not fixed")
 		c := job.Spec.Replicas["Master"].Template.Spec.Containers[0]
 		assert.Contains(t, c.Command, "--rdzv-endpoint=$(MASTER_ADDR):29500")
-		assert.Contains(t, c.Command, "--llm-offset")
+		assert.Contains(t, c.Command, "--mimo-llm-offset")
 	})
 	t.Run("needs an image", func(t *testing.T) {
 		p.Image = ""

@@ -5,6 +5,7 @@ package layout
 
 import (
 	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/upstream"
 )
 
 // Target names the runtime whose rules apply.
@@ -28,14 +29,17 @@ const MaxFileSize = 1 << 20
 // Layout is a parsed layout. Sizes that were not given hold their default;
 // a value that could not be read holds 0 and has a diagnostic.
 type Layout struct {
-	File      string
-	Version   int
-	Name      string
-	Target    Target
-	WorldSize int // resolved from world_size or cluster; 0 if unknown
-	Cluster   *Cluster
-	Batch     *Batch
-	Modules   []Module
+	File    string
+	Version int
+	Name    string
+	Target  Target
+	// TargetVersion is the upstream version whose rules and argument
+	// names apply (target_version); upstream.Latest() when not given.
+	TargetVersion upstream.Version
+	WorldSize     int // resolved from world_size or cluster; 0 if unknown
+	Cluster       *Cluster
+	Batch         *Batch
+	Modules       []Module
 
 	// Colocated is a suggest spec's placement constraint: nil leaves it
 	// open, true wants every module on the same ranks, false disjoint ones.

@@ -15,10 +15,11 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/upstream"
 )
 
 var (
-	topFields     = []string{"version", "name", "target", "world_size", "cluster", "batch", "modules"}
+	topFields     = []string{"version", "name", "target", "target_version", "world_size", "cluster", "batch", "modules"}
 	clusterFields = []string{"nodes", "gpus_per_node"}
 	batchFields   = []string{"micro_batch_size", "global_batch_size"}
 	moduleFields  = []string{"name", "num_ranks", "rank_offset", "tp", "gtp_remat", "cp", "pp", "dp", "ep", "expt_tp", "expt_gtp_remat", "num_experts"}
@@ -84,7 +85,7 @@ func Parse(file string, data []byte) (*Layout, *diag.List) {
 
 func parse(file string, data []byte, spec bool) (*Layout, *diag.List) {
 	p := &parser{
-		l:    &Layout{File: file, Target: TargetCore, pos: map[string]diag.Pos{"": {Line: 1, Column: 1}}},
+		l:    &Layout{File: file, Target: TargetCore, TargetVersion: upstream.Latest(), pos: map[string]diag.Pos{"": {Line: 1, Column: 1}}},
 		d:    &diag.List{File: file},
 		spec: spec,
 	}
@@ -454,6 +455,18 @@ func (p *parser) top(root *yaml.Node) {
 			p.d.Add("invalid-value", nodePos(v), "", "target is one of core, megatron-lm, megatron-bridge", "target must be one of core, megatron-lm, megatron-bridge, got %s", describe(v))
 		} else {
 			p.l.Target = t
+		}
+	}
+	if f, ok := fs["target_version"]; ok {
+		v := resolve(f.value)
+		ver, err := upstream.Parse(v.Value)
+		switch {
+		case v.Kind != yaml.ScalarNode || v.Tag == "!!null":
+			p.d.Add("invalid-value", nodePos(v), "", "target_version is "+upstream.Help(), "target_version must be a date or a PR number, got %s", describe(v))
+		case err != nil:
+			p.d.Add("invalid-value", nodePos(v), "", "target_version is "+upstream.Help(), "%v", err)
+		default:
+			p.l.TargetVersion = ver
 		}
 	}
 	p.world(fs)

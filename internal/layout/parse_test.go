@@ -11,6 +11,7 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/upstream"
 )
 
 // found is the part of a diagnostic these tests pin down.
@@ -168,6 +169,12 @@ func TestParseMessages(t *testing.T) {
 			`target must be one of core, megatron-lm, megatron-bridge, got the string "deepspeed"`, ""},
 		{"version: 1\nworld_size: 8\nmodules: [{name: language, num_ranks: 9223372036854775808}]\n",
 			"num_ranks must be at most 8, got 9223372036854775808", ""},
+		{"version: 1\ntarget_version: [6570]\nworld_size: 8\nmodules: [{name: language, num_ranks: 8}]\n",
+			"target_version must be a date or a PR number, got a list", "a date YYYY-MM-DD"},
+		{"version: 1\ntarget_version: 12\nworld_size: 8\nmodules: [{name: language, num_ranks: 8}]\n",
+			`target version "12": mimoplan knows no change of PR #12; give a date YYYY-MM-DD (upstream as of that day) or a PR number (5375, 6263, 6570, 5720, 6894: upstream right after it merged)`, "PR number"},
+		{"version: 1\ntarget_version: 2026-02-30\nworld_size: 8\nmodules: [{name: language, num_ranks: 8}]\n",
+			`target version "2026-02-30" is not a date YYYY-MM-DD (upstream as of that day) or a PR number (5375, 6263, 6570, 5720, 6894: upstream right after it merged)`, ""},
 	}
 	for _, tt := range tests {
 		_, d := layout.Parse("m.yaml", []byte(tt.src))
@@ -231,4 +238,24 @@ func TestLoad(t *testing.T) {
 	_, d, err := layout.Load(p)
 	require.NoError(t, err)
 	assert.Equal(t, []found{{"yaml-syntax", 1, 1}}, diags(d))
+}
+
+// TestParseTargetVersion: a date (YAML reads it as a timestamp), a PR
+// number and "#PR" are read; none given is the newest.
+func TestParseTargetVersion(t *testing.T) {
+	const rest = "world_size: 8\nmodules: [{name: language, num_ranks: 8}]\n"
+	for _, tc := range []struct {
+		given string
+		has   bool // PR #6894 is in
+	}{
+		{"", true},
+		{"target_version: 2026-08-22\n", false},
+		{"target_version: \"2026-08-26\"\n", true},
+		{"target_version: 6570\n", false},
+		{"target_version: \"#6894\"\n", true},
+	} {
+		l, d := layout.Parse("v.yaml", []byte("version: 1\n"+tc.given+rest))
+		require.Empty(t, d.Items, tc.given)
+		assert.Equal(t, tc.has, l.TargetVersion.Has(upstream.PRMimoNames), tc.given)
+	}
 }

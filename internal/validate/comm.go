@@ -2,6 +2,10 @@ package validate
 
 import (
 	"fmt"
+
+	"github.com/mimoplan/mimoplan/internal/grid"
+	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/upstream"
 )
 
 // communicators checks what the communicator between an encoder and the
@@ -30,17 +34,38 @@ func (c *checker) communicators() {
 func (c *checker) bridge(es []edge) {
 	t := c.r.Topology
 	hints := dpHints{}
+	v := c.l.TargetVersion
+	// Since PR #5720 the destination (the language module) may have cp
+	// above 1; the Megatron-LM example and Bridge still want cp 1.
+	destCP := t.Target == layout.TargetCore && v.Has(upstream.PRDestinationCP)
+	where := "on both ends"
+	if destCP {
+		where = "on its source side, the encoder (cp above 1 on the language module needs Megatron-LM PR #5720, which this target_version has)"
+	}
 	for i, m := range t.Modules {
-		if m.CP == 1 {
+		if m.CP == 1 || m.Name == grid.LanguageModule && destCP {
 			continue
 		}
 		c.d.Add("bridge-cp-unsupported", c.lm(i).Pos("cp"), m.Name,
 			fmt.Sprintf("set cp to 1 and multiply dp (or tp) by %d to keep the module's %d ranks", m.CP, m.NumRanks),
-			"cp is %d, but the BridgeCommunicator that joins non-colocated modules supports only cp 1 on both ends", m.CP)
+			"cp is %d, but the BridgeCommunicator that joins non-colocated modules supports only cp 1 %s", m.CP, where)
 	}
 	for _, e := range es {
 		enc, lang := t.Modules[e.enc], t.Modules[e.lang]
 		a, b := lanes(enc), lanes(lang)
+		if !v.Has(upstream.PRBridgeGTP) {
+			// Before PR #6263: one leader per dp replica.
+			a, b = enc.DP, lang.DP
+			if dividesEither(a, b) {
+				continue
+			}
+			lm := c.lm(e.enc)
+			c.d.Add("bridge-leaders-not-divisible", lm.Pos(dpField(lm)), enc.Name,
+				fmt.Sprintf("give %s a dp that is %s (or a target_version since Megatron-LM PR #6263, whose bridge counts gtp_remat lanes)", enc.Name, hints.compatible(b)),
+				"%s has dp %d and language dp %d; before Megatron-LM PR #6263 the bridge pairs one leader per dp replica, so one dp must divide the other",
+				enc.Name, a, b)
+			continue
+		}
 		if dividesEither(a, b) {
 			c.fanIn(e)
 			continue

@@ -5,6 +5,7 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/upstream"
 )
 
 // targetSizes checks what the chosen runtime supports beyond
@@ -55,6 +56,26 @@ func (c *checker) colocationUnsupported(runtime, hint string) {
 func (c *checker) megatronLM() {
 	if !c.hasLanguage() {
 		return
+	}
+	v := c.l.TargetVersion
+	if !v.Has(upstream.PRArgs) {
+		c.d.Add("target-version-too-old", c.l.Pos("target_version"), "",
+			"give a target_version since 2026-06-23 (Megatron-LM PR #5375), or target core",
+			"target_version %s predates Megatron-LM PR #5375, which gave the MIMO example its grid arguments: there is no launch to check or write", v)
+		return
+	}
+	for i, m := range c.sized {
+		if v.Has(upstream.PRGTP) || m == nil || m.Name != grid.LanguageModule {
+			continue
+		}
+		lm := c.lm(i)
+		for _, s := range []sizeCheck{{"gtp_remat", m.GTPRemat}, {"expt_gtp_remat", m.ExptGTPRemat}} {
+			if s.size > 1 {
+				c.d.Add("gtp-needs-newer-version", lm.Pos(s.field), m.Name,
+					fmt.Sprintf("set %s to 1, or give a target_version since 2026-08-18 (PR #6570)", s.field),
+					"%s is %d, but at target_version %s Megatron-LM's MIMO example has no GTP (it came with PR #6570)", s.field, s.size, v)
+			}
+		}
 	}
 	done := c.seen()
 	for i, m := range c.sized {

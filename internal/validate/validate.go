@@ -8,6 +8,7 @@ import (
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/upstream"
 )
 
 // Mode is how module spans relate.
@@ -62,10 +63,17 @@ func (r *Result) Valid(strict bool) bool {
 
 // Load reads, parses and checks a layout file. The error is for a file that
 // cannot be read.
-func Load(path string) (*Result, error) {
+func Load(path string) (*Result, error) { return LoadAt(path, nil) }
+
+// LoadAt is Load with the layout's target_version replaced by v, when v
+// is not nil (--target-version).
+func LoadAt(path string, v *upstream.Version) (*Result, error) {
 	l, d, err := layout.Load(path)
 	if err != nil {
 		return nil, err
+	}
+	if v != nil {
+		l.TargetVersion = *v
 	}
 	return Check(l, d), nil
 }

@@ -1,0 +1,116 @@
+// Package upstream is the one table of the Megatron-LM changes that move
+// mimoplan's rules or the arguments it writes. validate and launch both
+// read it, so that a layout's target_version (or --target-version) gives
+// the rules and the flag names upstream had at that point.
+package upstream
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Change is one merged upstream pull request that matters to mimoplan.
+type Change struct {
+	PR     int
+	Merged string // merge date, YYYY-MM-DD
+	// Commit is the merge commit in the Megatron-LM mirror
+	// (/work/.mirror/NVIDIA+Megatron-LM/repo), "" for one after its HEAD
+	// (d98e8a64ddf3, 2026-08-22).
+	Commit string
+	Kind   string // "flag" or "rule"
+	What   string
+}
+
+// PRs mimoplan tells apart.
+const (
+	PRArgs          = 5375 // examples/mimo/training/args.py: --encoder-*/--llm-*
+	PRBridgeGTP     = 6263 // BridgeCommunicator leaders per (dp, gtp_remat) lane
+	PRGTP           = 6570 // GTP in the MIMO example; fan-out counts GTP lanes
+	PRDestinationCP = 5720 // BridgeCommunicator: cp above 1 on the destination
+	PRMimoNames     = 6894 // --mimo-* names; the plain ones an error
+)
+
+// Changes are in merge order. The list is the rules table of
+// docs/rules.md (a test keeps the two equal).
+var Changes = []Change{
+	{PRArgs, "2026-06-23", "b1884d11b4507d8a26d8d66d0f01892284213892", "flag",
+		"Megatron-LM's MIMO example takes its grids as arguments: --encoder-tp --encoder-dp --llm-offset --llm-tp --llm-cp --llm-pp --llm-dp --llm-ep --llm-expt-tp --llm-only; before it target megatron-lm has no arguments to write"},
+	{PRBridgeGTP, "2026-08-04", "9a3c40b25408f9c5f4ed87500989ebe299f88fea", "rule",
+		"BridgeCommunicator elects a leader per data lane, dp x gtp_remat (bridge-leaders-not-divisible counts gtp_remat); before it, per dp replica"},
+	{PRGTP, "2026-08-18", "cfb8e46ffe08fa027c38ffbe3898e7d8937bd019", "rule",
+		"the MIMO example takes GTP (--tensor-parallel-num-weight-shards, --expert-tensor-parallel-num-weight-shards) and its fan-out check counts GTP lanes; before it target megatron-lm needs gtp_remat and expt_gtp_remat 1 (gtp-needs-newer-version)"},
+	{PRDestinationCP, "2026-08-26", "", "rule",
+		"BridgeCommunicator accepts cp above 1 on its destination, the language module (target core); the encoder keeps cp 1 (bridge-cp-unsupported)"},
+	{PRMimoNames, "2026-08-26", "", "flag",
+		"every grid argument is renamed --mimo-* (--mimo-encoder-tp ... --mimo-llm-only) and the plain names are an error"},
+}
+
+// Version is a point in upstream history: the changes merged by then.
+type Version struct {
+	// Text is the version as given ("" for the newest).
+	Text string
+	n    int // Changes[:n] are in
+}
+
+// Latest is the newest version mimoplan knows, the default.
+func Latest() Version { return Version{n: len(Changes)} }
+
+// Has reports whether the change of pr is in v.
+func (v Version) Has(pr int) bool {
+	for i := 0; i < v.n; i++ {
+		if Changes[i].PR == pr {
+			return true
+		}
+	}
+	return false
+}
+
+// String names v as the user gave it, or "newest".
+func (v Version) String() string {
+	if v.Text == "" {
+		return "newest (" + Changes[len(Changes)-1].Merged + ", PR #" + strconv.Itoa(Changes[len(Changes)-1].PR) + ")"
+	}
+	return v.Text
+}
+
+// Help lists the accepted forms, for messages.
+func Help() string {
+	prs := make([]string, len(Changes))
+	for i, c := range Changes {
+		prs[i] = strconv.Itoa(c.PR)
+	}
+	return "a date YYYY-MM-DD (upstream as of that day) or a PR number (" + strings.Join(prs, ", ") + ": upstream right after it merged)"
+}
+
+// Parse reads a target version: "" (newest), a date YYYY-MM-DD, or the
+// number of a PR of Changes, with or without '#'.
+func Parse(s string) (Version, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return Latest(), nil
+	}
+	if d, err := time.Parse("2006-01-02", t); err == nil {
+		n := 0
+		for n < len(Changes) {
+			m, _ := time.Parse("2006-01-02", Changes[n].Merged)
+			if m.After(d) {
+				break
+			}
+			n++
+		}
+		return Version{Text: t, n: n}, nil
+	}
+	num := strings.TrimPrefix(t, "#")
+	pr, err := strconv.Atoi(num)
+	if err != nil || num == "" || num[0] < '0' || num[0] > '9' {
+		return Version{}, fmt.Errorf("target version %q is not %s", s, Help())
+	}
+	for i, c := range Changes {
+		if c.PR == pr {
+			return Version{Text: "#" + num, n: i + 1}, nil
+		}
+	}
+	return Version{}, fmt.Errorf("target version %q: mimoplan knows no change of PR #%d; give %s", s, pr, Help())
+}
