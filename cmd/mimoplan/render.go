@@ -3,9 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/render"
@@ -24,8 +28,16 @@ HyperCommGrid builds them.
   mimoplan render layout.yaml                      tables, long lists folded
   mimoplan render layout.yaml --format json        the plan JSON
   mimoplan render layout.yaml --rank 5             the groups of rank 5
-  mimoplan render layout.yaml --by rank            one row per rank
-  mimoplan render layout.yaml --module language --group tp,pp`,
+  mimoplan render layout.yaml --all-groups         a row for every group kind
+  mimoplan render layout.yaml --by rank            one row per rank (64 a page)
+  mimoplan render layout.yaml --by rank --offset 64 --limit 128
+  mimoplan render layout.yaml --by rank --group tp,dp   with each rank's groups
+  mimoplan render layout.yaml --module language --group tp,pp
+
+Tables fit the terminal's width (or COLUMNS, or 80 when the output is
+not a terminal). A table folds what says nothing: group kinds whose groups
+are single ranks go on one "singletons:" line, kinds with identical groups
+share a row (dp = dp_cp), and long lists show their first groups.`,
 		Args: cobra.ExactArgs(1),
 	}
 	f := cmd.Flags()
@@ -34,7 +46,10 @@ HyperCommGrid builds them.
 	f.StringSlice("group", nil, "only these group kinds, e.g. tp,dp,ep")
 	f.Int("rank", -1, "only the groups this global rank belongs to, with its coordinates")
 	f.String("by", "group", "row per: group or rank")
-	f.Bool("full", false, "do not fold long lists in tables")
+	f.Bool("full", false, "do not fold long lists in tables; --by rank: every rank")
+	f.Bool("all-groups", false, "a table row for every group kind, none folded")
+	f.Int("limit", 0, "--by rank: print this many ranks (default: all, or 64 in a table)")
+	f.Int("offset", 0, "--by rank: start at this rank")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		v := config(cmd)
 		by := v.GetString("by")
@@ -49,6 +64,11 @@ HyperCommGrid builds them.
 			HasRank: cmd.Flags().Changed("rank"), // by flag or MIMOPLAN_RANK
 			ByRank:  by == "rank",
 			Full:    v.GetBool("full"),
+
+			AllGroups: v.GetBool("all-groups"),
+			Limit:     v.GetInt("limit"),
+			Offset:    v.GetInt("offset"),
+			Width:     termWidth(cmd.OutOrStdout()),
 		}
 		if err := oneOf("format", o.Format, render.Formats...); err != nil {
 			return err
@@ -68,6 +88,20 @@ HyperCommGrid builds them.
 		return nil
 	}
 	return cmd
+}
+
+// termWidth is the width tables fit: COLUMNS when set to a number, else
+// the terminal's when the output is one, else render's default.
+func termWidth(w io.Writer) int {
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if n, _, err := term.GetSize(int(f.Fd())); err == nil && n > 0 {
+			return n
+		}
+	}
+	return render.DefaultWidth
 }
 
 // loadTopology loads a layout for render, which needs only the groups: it

@@ -117,3 +117,28 @@ func BenchmarkRenderTable(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRenderFullTable is `render --full` of the same layout: a table
+// row for every group of every kind (106 MB), streamed.
+func BenchmarkRenderFullTable(b *testing.B) {
+	benchTable(b, render.Options{Format: "table", Full: true})
+}
+
+// BenchmarkRenderByRankFullTable is `render --by rank --full`: a table row
+// for each of the 131,072 ranks.
+func BenchmarkRenderByRankFullTable(b *testing.B) {
+	benchTable(b, render.Options{Format: "table", Full: true, ByRank: true})
+}
+
+func benchTable(b *testing.B, o render.Options) {
+	b.ReportAllocs()
+	var size int64
+	for b.Loop() {
+		w := &countingWriter{}
+		if err := render.Render(w, load(b), o); err != nil {
+			b.Fatal(err)
+		}
+		size = w.n
+	}
+	b.ReportMetric(float64(size)/1e6, "MB/op-output")
+}

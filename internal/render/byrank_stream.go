@@ -2,6 +2,7 @@ package render
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -56,17 +57,56 @@ func (c *rankCursor) values() [9]int {
 func (c *rankCursor) first() bool { return c.base[4] == 0 }
 func (c *rankCursor) last() bool  { return c.base[4] == c.bshape[4]-1 }
 
+// seek sets the cursor on the module's first rank at or after r.
+func (c *rankCursor) seek(m *grid.Module, r int) {
+	r = max(r, c.lo)
+	if r >= c.hi {
+		return
+	}
+	v := coordsOf(m, r).values
+	copy(c.base[:], v[:5])
+	copy(c.expt[:4], v[5:])
+	c.expt[4] = v[4]
+}
+
 // byRankStream writes --by rank as JSON, YAML or CSV: one row per (rank,
-// module), ranks in order and a colocated rank's modules in layout order.
-func byRankStream(w io.Writer, t *validate.Topology, sel selection, format string, header []string) error {
+// module) for the ranks [lo, hi), ranks in order and a colocated rank's
+// modules in layout order. Each row ends with the index of its group of
+// each of kinds (null, or an empty field, when no group of it holds the
+// rank).
+func byRankStream(w io.Writer, t *validate.Topology, sel selection, format string, header []string, lo, hi int, kinds []string) error {
 	o := newOut(w)
 	curs := make([]*rankCursor, len(sel.modules))
 	for i, m := range sel.modules {
 		curs[i] = newRankCursor(m)
+		curs[i].seek(m, lo)
+	}
+	// groups appends the group columns of a row; pre and null are what
+	// comes before each value and what stands for none.
+	groups := func(m *grid.Module, r int, pre []string, null string) {
+		for j, k := range kinds {
+			o.buf = append(o.buf, pre[j]...)
+			if v := groupIndex(m, k, r); v != "-" {
+				o.buf = append(o.buf, v...)
+			} else {
+				o.buf = append(o.buf, null...)
+			}
+		}
+	}
+	pre := func(format string) []string {
+		out := make([]string, len(kinds))
+		for j, k := range kinds {
+			out[j] = fmt.Sprintf(format, k+"_group")
+		}
+		return out
 	}
 	gpn := 0
 	if _, _, ok := place(t, 0); ok {
 		gpn = t.Cluster.GPUsPerNode
+	}
+	jsonKeys, yamlKeys, csvKeys := pre(`,"%s":`), pre(", %s: "), pre(",%.0s")
+	for i, c := range curs {
+		c.index = i
 	}
 	var row func(r, node, gpu int, c *rankCursor)
 	switch format {
@@ -81,7 +121,7 @@ func byRankStream(w io.Writer, t *validate.Topology, sel selection, format strin
 		modules := make([]string, len(curs))
 		for i, c := range curs {
 			b, _ := json.Marshal(c.name) // a string always marshals
-			modules[i], c.index = `"module":`+string(b), i
+			modules[i] = `"module":` + string(b)
 		}
 		sep := ""
 		row = func(r, node, gpu int, c *rankCursor) {
@@ -107,6 +147,7 @@ func byRankStream(w io.Writer, t *validate.Topology, sel selection, format strin
 			o.buf = strconv.AppendBool(o.buf, c.first())
 			o.buf = append(o.buf, `,"last_pp_stage":`...)
 			o.buf = strconv.AppendBool(o.buf, c.last())
+			groups(sel.modules[c.index], r, jsonKeys, "null")
 			o.buf = append(o.buf, '}')
 			o.flush()
 		}
@@ -139,6 +180,7 @@ func byRankStream(w io.Writer, t *validate.Topology, sel selection, format strin
 			o.buf = strconv.AppendBool(o.buf, c.first())
 			o.buf = append(o.buf, ", last_pp_stage: "...)
 			o.buf = strconv.AppendBool(o.buf, c.last())
+			groups(sel.modules[c.index], r, yamlKeys, "null")
 			o.buf = append(o.buf, "}\n"...)
 			o.flush()
 		}
@@ -164,12 +206,16 @@ func byRankStream(w io.Writer, t *validate.Topology, sel selection, format strin
 			o.buf = strconv.AppendBool(o.buf, c.first())
 			o.buf = append(o.buf, ',')
 			o.buf = strconv.AppendBool(o.buf, c.last())
+			groups(sel.modules[c.index], r, csvKeys, "")
 			o.buf = append(o.buf, '\n')
 			o.flush()
 		}
 	}
-	node, gpu := 0, 0
-	for r := range t.WorldSize {
+	node, gpu := 0, lo
+	if gpn > 0 {
+		node, gpu = lo/gpn, lo%gpn
+	}
+	for r := lo; r < hi; r++ {
 		for _, c := range curs {
 			if r >= c.lo && r < c.hi {
 				row(r, node, gpu, c)

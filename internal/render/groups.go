@@ -3,7 +3,6 @@ package render
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"unicode"
@@ -117,59 +116,194 @@ func groupsCSV(o *out, sel selection) {
 	}
 }
 
-// Folding limits for tables: members shown of a long group, and the width
-// of the ranks cell before the remaining groups are only counted.
-const (
-	foldMembers = 6
-	foldWidth   = 64
-)
-
 func groupsTable(w *bufio.Writer, t *validate.Topology, sel selection, o Options) error {
-	fmt.Fprintf(w, "%s: %d ranks, %s, %d modules\n", title(t), t.WorldSize, t.Mode, len(t.Modules))
+	width := o.width()
+	writeWrapped(w, []string{title(t) + ":", fmt.Sprintf("%d ranks,", t.WorldSize), string(t.Mode) + ",", fmt.Sprintf("%d modules", len(t.Modules))}, " ", width)
 	for _, m := range sel.modules {
-		fmt.Fprintf(w, "\n%s  ranks [%d, %d)  %s\n", m.Name, m.RankOffset, m.RankOffset+m.NumRanks, sizes(m))
+		w.WriteByte('\n')
+		writeWrapped(w, moduleHeading(t, m), " ", width)
 		if o.Full {
-			if err := fullGroupsTable(w, o.Format, sel.groups(m)); err != nil {
-				return err
-			}
+			fullGroupsTable(w, t, o, sel.groups(m))
 			continue
 		}
-		tb := newTable(w, o.Format)
-		tb.Header("group", "groups", "size", "ranks")
-		for _, g := range sel.groups(m) {
-			if err := tb.Append(g.Kind, strconv.Itoa(g.Enum.NumGroups()), strconv.Itoa(g.Enum.GroupSize()), folded(g.Enum)); err != nil {
+		rows, singletons := foldKinds(sel.groups(m), o.AllGroups)
+		if len(rows) > 0 {
+			if err := foldedTable(w, t, o, rows); err != nil {
 				return err
 			}
 		}
-		if err := tb.Render(); err != nil {
-			return err
+		if len(singletons) > 0 {
+			writeWrapped(w, append([]string{"singletons:"}, singletons...), " ", width)
 		}
 	}
 	return nil
 }
 
+// moduleHeading is the pieces of a module's heading: name, span, nodes
+// and the sizes that are not 1.
+func moduleHeading(t *validate.Topology, m *grid.Module) []string {
+	parts := []string{m.Name, fmt.Sprintf(" ranks [%d, %d)", m.RankOffset, m.RankOffset+m.NumRanks)}
+	if t.Cluster != nil && t.Cluster.GPUsPerNode > 0 {
+		gpn := t.Cluster.GPUsPerNode
+		first, last := m.RankOffset/gpn, (m.RankOffset+m.NumRanks-1)/gpn
+		if first == last {
+			parts = append(parts, fmt.Sprintf(" node %d", first))
+		} else {
+			parts = append(parts, fmt.Sprintf(" nodes %d-%d", first, last))
+		}
+	}
+	parts[len(parts)-1] += " "
+	return append(parts, strings.Fields(sizes(m))...)
+}
+
+// writeWrapped writes words separated by sep, over as many lines as
+// width asks; continuation lines are indented by two.
+func writeWrapped(w *bufio.Writer, words []string, sep string, width int) {
+	for i, line := range wrap(words, sep, width-2) {
+		if i > 0 {
+			w.WriteString("  ")
+		}
+		w.WriteString(strings.TrimSpace(line))
+		w.WriteByte('\n')
+	}
+}
+
+// foldedTable is a module's table: a row per kind (or set of identical
+// kinds), with the number of groups, their size, how many nodes one spans
+// and the first groups, cut to fit width.
+func foldedTable(w *bufio.Writer, t *validate.Topology, o Options, rows []kindRow) error {
+	placed := t.Cluster != nil && t.Cluster.GPUsPerNode > 0
+	header := []string{"group", "groups", "size"}
+	right := []bool{false, true, true}
+	if placed {
+		header = append(header, "nodes")
+		right = append(right, true)
+	}
+	header = append(header, "ranks")
+	right = append(right, false)
+
+	cells := make([][]string, len(rows))
+	fixed, names, ranks, minNames := 0, len(header[0]), len(header[len(header)-1]), len(header[0])
+	numeric := make([]int, len(header)-2)
+	for i, r := range rows {
+		c := []string{strconv.Itoa(r.e.NumGroups()), strconv.Itoa(r.e.GroupSize())}
+		if placed {
+			c = append(c, spanText(nodeSpan(r.e, t.Cluster.GPUsPerNode)))
+		}
+		for j, x := range c {
+			numeric[j] = max(numeric[j], len(x), len(header[j+1]))
+		}
+		cells[i] = c
+		names = max(names, len(strings.Join(r.names, " = ")))
+		ranks = max(ranks, wantedWidth(r.e))
+		for _, n := range r.names {
+			minNames = max(minNames, len(n)+2)
+		}
+	}
+	for _, n := range numeric {
+		fixed += n
+	}
+	names, ranks = split(o, boxOverhead(len(header))+fixed, names, minNames, ranks)
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		row := []string{strings.Join(wrap(r.names, " = ", names), "\n")}
+		row = append(row, cells[i]...)
+		out[i] = append(row, strings.Join(wrap(strings.Fields(groupsText(r.e, ranks)), " ", ranks), "\n"))
+	}
+	return writeTable(w, o.Format, header, right, out)
+}
+
+// split shares the width left by the other columns between the names
+// column (natural width names, at least minNames) and the ranks column
+// (which wants ranks): names give way first. Markdown rows are one line
+// whatever their length, so nothing is cut.
+func split(o Options, used, names, minNames, ranks int) (int, int) {
+	if o.Format == "markdown" {
+		return 1 << 30, 1 << 30
+	}
+	avail := o.width() - used
+	if names+ranks <= avail {
+		return names, avail - names
+	}
+	names = min(names, max(minNames, avail-ranks))
+	return names, max(avail-names, 10)
+}
+
 // fullGroupsTable streams one row per group, long groups over several rows.
-func fullGroupsTable(w io.Writer, format string, groups []grid.Group) error {
+func fullGroupsTable(w *bufio.Writer, t *validate.Topology, o Options, groups []grid.Group) {
+	placed := t.Cluster != nil && t.Cluster.GPUsPerNode > 0
 	widths := []int{0, 0, 0, 0}
+	longest := 0
 	for _, g := range groups {
 		widths[0] = max(widths[0], len(g.Kind))
 		widths[1] = max(widths[1], digits(g.Enum.NumGroups()-1))
 		widths[2] = max(widths[2], digits(g.Enum.GroupSize()))
-		widths[3] = max(widths[3], longestGroup(g.Enum, wrapWidth))
+		longest = max(longest, longestGroup(g.Enum, 1<<20))
 	}
-	widths[3] = wrappedWidth(widths[3])
-	tb, err := newStreamTable(w, format, []string{"group", "index", "size", "ranks"}, widths)
-	if err != nil {
-		return err
+	header := []string{"group", "index", "size", "ranks"}
+	right := []bool{false, true, true, false}
+	if placed {
+		header = []string{"group", "index", "size", "nodes", "ranks"}
+		right = []bool{false, true, true, true, false}
+		nodes := digits((t.WorldSize - 1) / t.Cluster.GPUsPerNode)
+		for _, g := range groups {
+			if _, hi := nodeSpan(g.Enum, t.Cluster.GPUsPerNode); hi > 1 {
+				nodes = 2*nodes + 1 // first-last
+				break
+			}
+		}
+		widths = []int{widths[0], widths[1], widths[2], nodes, 0}
 	}
+	fixed := 0
+	for i, n := range widths[:len(widths)-1] {
+		fixed += max(n, len(header[i]))
+	}
+	widths[len(widths)-1] = min(longest, max(o.width()-boxOverhead(len(header))-fixed, 16))
+	if o.Format == "markdown" {
+		widths[len(widths)-1] = min(longest, wrapWidth)
+	}
+	tb := newStreamTable(w, o.Format, header, widths, right)
+	var buf []byte
 	for _, g := range groups {
+		size := strconv.Itoa(g.Enum.GroupSize())
 		for i := range g.Enum.NumGroups() {
-			if err := tb.row(g.Kind, strconv.Itoa(i), strconv.Itoa(g.Enum.GroupSize()), members(g.Enum, i, true)); err != nil {
-				return err
+			buf = appendMembers(buf[:0], g.Enum, i)
+			if placed {
+				tb.row(g.Kind, strconv.Itoa(i), size, nodesOf(g.Enum, i, t.Cluster.GPUsPerNode), string(buf))
+			} else {
+				tb.row(g.Kind, strconv.Itoa(i), size, string(buf))
 			}
 		}
 	}
-	return tb.close()
+	tb.close()
+}
+
+// wrapWidth is the widest a ranks cell of a --full Markdown table gets: a
+// Markdown table has no continuation rows of its own, so a long group goes
+// on over rows with the other cells empty, as in a box table.
+const wrapWidth = 96
+
+// appendMembers appends group i of e in full, [a b c].
+func appendMembers(dst []byte, e grid.Enum, i int) []byte {
+	n := e.GroupSize()
+	dst = append(dst, '[')
+	for j := range n {
+		if j > 0 {
+			dst = append(dst, ' ')
+		}
+		dst = strconv.AppendInt(dst, int64(e.Rank(i, j)), 10)
+	}
+	return append(dst, ']')
+}
+
+// nodesOf is the node of a group's first member, and of its last when
+// that is another: first-last.
+func nodesOf(e grid.Enum, i, gpn int) string {
+	a, b := e.Rank(i, 0)/gpn, e.Rank(i, e.GroupSize()-1)/gpn
+	if a == b {
+		return strconv.Itoa(a)
+	}
+	return strconv.Itoa(a) + "-" + strconv.Itoa(b)
 }
 
 // longestGroup is the length of the longest group of e as members prints
@@ -213,55 +347,18 @@ func title(t *validate.Topology) string {
 	return t.Name
 }
 
-// sizes summarises a module's parallel sizes, leaving out those at 1.
+// sizes summarises a module's parallel sizes, leaving out those at 1 and,
+// for a module without experts, the expert view.
 func sizes(m *grid.Module) string {
 	var parts []string
+	experts := hasExperts(m)
 	for _, f := range moduleSizes(m)[2:] {
+		if !experts && (f.key == "ep" || strings.HasPrefix(f.key, "expt_")) {
+			continue
+		}
 		if f.val != 1 || f.key == "dp" || f.key == "tp" {
 			parts = append(parts, fmt.Sprintf("%s=%d", f.key, f.val))
 		}
 	}
 	return strings.Join(parts, " ")
-}
-
-// members formats one group; unless full, a long group shows its first
-// members and its last.
-func members(e grid.Enum, i int, full bool) string {
-	n := e.GroupSize()
-	var b strings.Builder
-	b.WriteByte('[')
-	for j := range n {
-		if j > 0 {
-			b.WriteByte(' ')
-		}
-		if !full && n > foldMembers+1 && j == foldMembers-1 {
-			fmt.Fprintf(&b, "... %d (%d ranks)", e.Rank(i, n-1), n)
-			break
-		}
-		b.WriteString(strconv.Itoa(e.Rank(i, j)))
-	}
-	b.WriteByte(']')
-	return b.String()
-}
-
-// folded shows the first groups of an enumeration, as many as fit in
-// foldWidth characters (at least one), and counts the rest.
-func folded(e grid.Enum) string {
-	var b strings.Builder
-	shown := 0
-	for i := range e.NumGroups() {
-		g := members(e, i, false)
-		if shown > 0 && b.Len()+1+len(g) > foldWidth {
-			break
-		}
-		if shown > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(g)
-		shown++
-	}
-	if rest := e.NumGroups() - shown; rest > 0 {
-		fmt.Fprintf(&b, " ... and %d more", rest)
-	}
-	return b.String()
 }

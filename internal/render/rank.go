@@ -2,10 +2,6 @@ package render
 
 import (
 	"bufio"
-	"fmt"
-	"io"
-	"strconv"
-	"strings"
 
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/validate"
@@ -147,35 +143,17 @@ func renderRank(w *bufio.Writer, t *validate.Topology, sel selection, o Options)
 		}
 		return o2.close()
 	default:
-		where := ""
-		if placed {
-			where = fmt.Sprintf(" (node %d, local GPU %d)", node, gpu)
-		}
-		fmt.Fprintf(w, "rank %d%s\n", r, where)
-		if len(entries) == 0 {
-			fmt.Fprintf(w, "no selected module holds rank %d\n", r)
-		}
-		header := []string{"group", "index", "size", "ranks"}
-		for _, en := range entries {
-			var cs []string
-			for j, n := range en.c.names {
-				cs = append(cs, fmt.Sprintf("%s=%d", n, en.c.values[j]))
+		var rs []rankEntry
+		for _, e := range entries {
+			re := rankEntry{m: e.m, c: e.c, index: map[string]int{}}
+			for _, g := range e.groups {
+				re.groups = append(re.groups, grid.Group{Kind: g.kind, Enum: g.e})
+				re.index[g.kind] = g.index
 			}
-			fmt.Fprintf(w, "\n%s  %s%s\n", en.m.Name, strings.Join(cs, " "), stage(en.c))
-			rows := make([][]string, len(en.groups))
-			widths := make([]int, len(header))
-			for i, g := range en.groups {
-				rows[i] = []string{g.kind, strconv.Itoa(g.index), strconv.Itoa(g.e.GroupSize()), members(g.e, g.index, o.Full)}
-				for j, c := range rows[i] {
-					widths[j] = max(widths[j], len(c))
-				}
-			}
-			if err := writeRows(w, o, header, widths, rows); err != nil {
-				return err
-			}
+			rs = append(rs, re)
 		}
+		return rankTable(w, t, o, rs)
 	}
-	return nil
 }
 
 func nl(o *out, yaml bool) {
@@ -200,122 +178,22 @@ func stage(c coords) string {
 // and module.
 var byRankColumns = []string{"tp", "gtp_remat", "cp", "dp", "pp", "expt_tp", "ep", "expt_gtp_remat", "expt_dp"}
 
-// foldRows is how many rows a --by rank table shows before folding.
-const foldRows = 64
-
-// renderByRank prints one row per (rank, module): a colocated rank has a
-// row for every module it serves.
+// renderByRank prints one row per (rank, module) of the ranks --limit and
+// --offset page: a colocated rank has a row for every module it serves.
 func renderByRank(w *bufio.Writer, t *validate.Topology, sel selection, o Options) error {
-	header := append([]string{"rank", "node", "local_gpu", "module"}, byRankColumns...)
-	header = append(header, "first_pp_stage", "last_pp_stage")
-	type row struct {
-		rank int
-		m    *grid.Module
-		c    coords
-	}
-	each := func(f func(row) error) error {
-		for r := range t.WorldSize {
-			for _, m := range sel.modules {
-				if m.Grid.Contains(r) {
-					if err := f(row{r, m, coordsOf(m, r)}); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		return nil
-	}
-	cells := func(x row) []string {
-		node, gpu, placed := place(t, x.rank)
-		out := []string{strconv.Itoa(x.rank), "-", "-", x.m.Name}
-		if placed {
-			out[1], out[2] = strconv.Itoa(node), strconv.Itoa(gpu)
-		}
-		for _, v := range x.c.values {
-			out = append(out, strconv.Itoa(v))
-		}
-		return append(out, strconv.FormatBool(x.c.pp == 0), strconv.FormatBool(x.c.pp == x.c.ps-1))
-	}
-	switch o.Format {
-	case "json", "yaml", "csv":
-		return byRankStream(w, t, sel, o.Format, header)
-	default:
-		if o.Full {
-			tb, err := newStreamTable(w, o.Format, header, byRankWidths(t, sel))
-			if err != nil {
-				return err
-			}
-			if err := each(func(x row) error { return tb.row(cells(x)...) }); err != nil {
-				return err
-			}
-			return tb.close()
-		}
-		tb := newTable(w, o.Format)
-		tb.Header(header)
-		n := 0
-		err := each(func(x row) error {
-			n++
-			if n > foldRows {
-				return nil
-			}
-			return tb.Append(cells(x))
-		})
-		if err != nil {
-			return err
-		}
-		if err := tb.Render(); err != nil {
-			return err
-		}
-		if n > foldRows {
-			fmt.Fprintf(w, "... and %d more rows (--full shows all)\n", n-foldRows)
-		}
-	}
-	return nil
-}
-
-// byRankWidths is the widest value of each --by rank column, from the
-// sizes alone: a streamed table needs its widths before the first row.
-func byRankWidths(t *validate.Topology, sel selection) []int {
-	widths := []int{digits(t.WorldSize - 1), 1, 1, 0}
-	if _, _, ok := place(t, 0); ok {
-		widths[1] = digits((t.WorldSize - 1) / t.Cluster.GPUsPerNode)
-		widths[2] = digits(t.Cluster.GPUsPerNode - 1)
-	}
-	coords := make([]int, len(byRankColumns))
-	for _, m := range sel.modules {
-		widths[3] = max(widths[3], len(m.Name))
-		sizes := []int{m.TP, m.GTPRemat, m.CP, m.DP, m.PP, m.ExptTP, m.EP, m.ExptGTPRemat, m.ExptDP}
-		for j, s := range sizes {
-			coords[j] = max(coords[j], digits(s-1))
-		}
-	}
-	widths = append(widths, coords...)
-	return append(widths, len("false"), len("false"))
-}
-
-// writeRows writes a small table: rendered at the end, or streamed with
-// long last cells over continuation rows when o.Full.
-func writeRows(w io.Writer, o Options, header []string, widths []int, rows [][]string) error {
-	if !o.Full {
-		tb := newTable(w, o.Format)
-		tb.Header(header)
-		for _, r := range rows {
-			if err := tb.Append(r); err != nil {
-				return err
-			}
-		}
-		return tb.Render()
-	}
-	last := len(widths) - 1
-	widths[last] = wrappedWidth(widths[last])
-	tb, err := newStreamTable(w, o.Format, header, widths)
+	lo, hi, err := page(t, o)
 	if err != nil {
 		return err
 	}
-	for _, r := range rows {
-		if err := tb.row(r...); err != nil {
-			return err
+	kinds := sel.kindList()
+	switch o.Format {
+	case "json", "yaml", "csv":
+		header := append([]string{"rank", "node", "local_gpu", "module"}, byRankColumns...)
+		header = append(header, "first_pp_stage", "last_pp_stage")
+		for _, k := range kinds {
+			header = append(header, k+"_group")
 		}
+		return byRankStream(w, t, sel, o.Format, header, lo, hi, kinds)
 	}
-	return tb.close()
+	return byRankTable(w, t, sel, o, lo, hi, kinds)
 }

@@ -26,6 +26,22 @@ type Options struct {
 	HasRank bool
 	ByRank  bool // one row per rank instead of one per group
 	Full    bool // do not fold long lists in tables
+	// AllGroups keeps a table row for every group kind: no folding of
+	// singleton kinds or of kinds with identical groups.
+	AllGroups bool
+	// Width is the widest a table line may be; 0 is DefaultWidth.
+	Width int
+	// Limit and Offset page --by rank: ranks [Offset, Offset+Limit). A
+	// Limit of 0 is every rank for the machine formats and a page of
+	// DefaultPage ranks for a table, unless Full.
+	Limit, Offset int
+}
+
+func (o Options) width() int {
+	if o.Width <= 0 {
+		return DefaultWidth
+	}
+	return o.Width
 }
 
 // UsageError is a request that does not fit the topology (an unknown
@@ -47,6 +63,15 @@ func Render(w io.Writer, t *validate.Topology, o Options) error {
 	}
 	if o.HasRank && o.ByRank {
 		return usage("--rank and --by rank cannot be combined")
+	}
+	if (o.Limit != 0 || o.Offset != 0) && !o.ByRank {
+		return usage("--limit and --offset page --by rank")
+	}
+	if o.Limit < 0 || o.Offset < 0 {
+		return usage("--limit and --offset cannot be negative")
+	}
+	if o.Full && o.Limit > 0 {
+		return usage("--full prints every rank: it cannot be combined with --limit")
 	}
 	bw := bufio.NewWriterSize(w, 1<<16)
 	switch {

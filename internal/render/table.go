@@ -1,24 +1,39 @@
 package render
 
 import (
-	"io"
+	"bufio"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 )
 
-// tableOptions are the options of every table: the box style for "table"
-// and GitHub-flavoured Markdown for "markdown". Cells never wrap: folding
-// and continuation rows are done by the caller, so a row stays one line.
-func tableOptions(format string) []tablewriter.Option {
+// DefaultWidth is the width tables fit when the caller gives none: that of
+// a classic terminal.
+const DefaultWidth = 80
+
+// tableOptions are the options of every small table: the box style for
+// "table" and GitHub-flavoured Markdown for "markdown". Cells never wrap by
+// themselves: the caller cuts long cells into lines, which tablewriter
+// prints as a multi-line row (a names cell ends a line
+// with " =" when it goes on, so rows need no rule between them). right marks the columns aligned right
+// (numbers).
+func tableOptions(format string, right []bool) []tablewriter.Option {
+	align := make([]tw.Align, len(right))
+	for i, r := range right {
+		align[i] = tw.AlignLeft
+		if r {
+			align[i] = tw.AlignRight
+		}
+	}
 	opts := []tablewriter.Option{
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
 		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignLeft, PerColumn: align}),
 	}
 	if format == "markdown" {
 		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
@@ -26,65 +41,126 @@ func tableOptions(format string) []tablewriter.Option {
 	return opts
 }
 
-// newTable returns a tablewriter v1 table that is rendered at the end: for
-// the folded tables, which are small whatever the world.
-func newTable(w io.Writer, format string) *tablewriter.Table {
-	return tablewriter.NewTable(w, tableOptions(format)...)
+// writeTable renders a small table (a module's folded groups, one rank's
+// groups) with tablewriter. A cell may hold several lines.
+func writeTable(w *bufio.Writer, format string, header []string, right []bool, rows [][]string) error {
+	tb := tablewriter.NewTable(w, tableOptions(format, right)...)
+	tb.Header(header)
+	for _, r := range rows {
+		if err := tb.Append(r); err != nil {
+			return err
+		}
+	}
+	return tb.Render()
 }
 
-// wrapWidth is the widest a ranks cell gets in a --full table; a longer
-// group goes on over continuation rows. A rendered table pads every row to
-// its widest cell, so one 114,688-rank group on a line of its own would
-// make every row of its table 800 KB wide.
-const wrapWidth = 96
-
-// streamTable is a --full table: tablewriter in streaming mode with the
-// column widths fixed up front, so that each row is written as it comes
-// and memory does not grow with the rows.
+// streamTable writes a table of any length row by row, in the same box or
+// Markdown style as tablewriter, with the column widths fixed up front.
+// It is the --full tables' writer: tablewriter costs 10-50 µs a row, which
+// is 6-25 s for the 131,072-rank tables; this costs the bytes it writes.
+// The last column may be longer than its width: row cuts it at spaces
+// into continuation rows.
 type streamTable struct {
-	t *tablewriter.Table
+	w        *bufio.Writer
+	markdown bool
+	widths   []int
+	right    []bool
+	cells    []string
 }
 
-// newStreamTable starts a streamed table. widths holds the widest content
-// of each column, header included: no cell may be wider, since a streamed
-// table truncates what does not fit.
-func newStreamTable(w io.Writer, format string, header []string, widths []int) (*streamTable, error) {
-	per := tw.NewMapper[int, int]()
+func newStreamTable(w *bufio.Writer, format string, header []string, widths []int, right []bool) *streamTable {
+	s := &streamTable{w: w, markdown: format == "markdown", widths: make([]int, len(widths)), right: right}
 	for i, n := range widths {
-		per.Set(i, max(n, len(header[i]))+2) // one space of padding each side
+		s.widths[i] = max(n, utf8.RuneCountInString(header[i]))
 	}
-	opts := append(tableOptions(format),
-		tablewriter.WithStreaming(tw.StreamConfig{Enable: true}),
-		tablewriter.WithWidths(tw.CellWidth{PerColumn: per}))
-	t := tablewriter.NewTable(w, opts...)
-	if err := t.Start(); err != nil {
-		return nil, err
+	if s.markdown {
+		s.line(header, nil)
+		s.w.WriteByte('|')
+		for i, n := range s.widths {
+			if right[i] {
+				s.w.WriteString(strings.Repeat("-", n+1) + ":|")
+			} else {
+				s.w.WriteString(":" + strings.Repeat("-", n+1) + "|")
+			}
+		}
+		s.w.WriteByte('\n')
+		return s
 	}
-	t.Header(header)
-	return &streamTable{t: t}, nil
+	s.rule("┌", "┬", "┐")
+	s.line(header, nil)
+	s.rule("├", "┼", "┤")
+	return s
 }
 
-// row writes one row. The last cell may be long: it is cut at spaces into
-// pieces of at most wrapWidth characters, each after the first on a row of
-// its own with the other cells empty.
-func (s *streamTable) row(cells ...string) error {
+func (s *streamTable) rule(left, mid, right string) {
+	s.w.WriteString(left)
+	for i, n := range s.widths {
+		if i > 0 {
+			s.w.WriteString(mid)
+		}
+		for range n + 2 {
+			s.w.WriteString("─")
+		}
+	}
+	s.w.WriteString(right)
+	s.w.WriteByte('\n')
+}
+
+// line writes one line of cells; right, when given, aligns those columns
+// right.
+func (s *streamTable) line(cells []string, right []bool) {
+	bar := "│"
+	if s.markdown {
+		bar = "|"
+	}
+	s.w.WriteString(bar)
+	for i, c := range cells {
+		pad := s.widths[i] - utf8.RuneCountInString(c)
+		s.w.WriteByte(' ')
+		if right != nil && right[i] {
+			s.spaces(pad)
+			s.w.WriteString(c)
+		} else {
+			s.w.WriteString(c)
+			s.spaces(pad)
+		}
+		s.w.WriteByte(' ')
+		s.w.WriteString(bar)
+	}
+	s.w.WriteByte('\n')
+}
+
+func (s *streamTable) spaces(n int) {
+	for range n {
+		s.w.WriteByte(' ')
+	}
+}
+
+// row writes one row; a last cell wider than its column goes on over
+// continuation rows with the other cells empty.
+func (s *streamTable) row(cells ...string) {
 	last := len(cells) - 1
 	text := cells[last]
 	for {
-		piece, rest := cut(text, wrapWidth)
+		piece, rest := cut(text, s.widths[last])
 		cells[last] = piece
-		if err := s.t.Append(cells); err != nil {
-			return err
-		}
+		s.line(cells, s.right)
 		if rest == "" {
-			return nil
+			return
 		}
 		text = rest
-		cells = make([]string, len(cells))
+		if s.cells == nil {
+			s.cells = make([]string, len(cells))
+		}
+		cells = s.cells
 	}
 }
 
-func (s *streamTable) close() error { return s.t.Close() }
+func (s *streamTable) close() {
+	if !s.markdown {
+		s.rule("└", "┴", "┘")
+	}
+}
 
 // cut splits s after at most width characters, at a space when there is
 // one, and drops that space.
@@ -98,6 +174,5 @@ func cut(s string, width int) (head, rest string) {
 	return s[:width], s[width:]
 }
 
-// wrappedWidth is the width a column of cells that row cuts takes: that
-// of the longest cell, at most wrapWidth.
-func wrappedWidth(longest int) int { return min(longest, wrapWidth) }
+// boxOverhead is the width a table's rules and padding take for n columns.
+func boxOverhead(n int) int { return 3*n + 1 }

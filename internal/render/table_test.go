@@ -1,0 +1,246 @@
+package render_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/render"
+	"github.com/mimoplan/mimoplan/internal/testutil"
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+const scale = `version: 1
+cluster: {nodes: 16384, gpus_per_node: 8}
+modules:
+  - {name: vision, num_ranks: 16384, tp: 4}
+  - {name: language, num_ranks: 114688, tp: 8, cp: 2, pp: 14, ep: 64}
+`
+
+func widest(s string) int {
+	n := 0
+	for _, line := range strings.Split(s, "\n") {
+		n = max(n, utf8.RuneCountInString(line))
+	}
+	return n
+}
+
+// Every table form of every layout in layouts/ fits an 80-column terminal.
+func TestTablesFitWidth(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(testutil.RepoRoot(), "layouts", "*.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		res, err := validate.Load(f)
+		require.NoError(t, err)
+		require.NotNil(t, res.Topology, f)
+		tp := res.Topology
+		forms := []render.Options{
+			{Format: "table"},
+			{Format: "table", AllGroups: true},
+			{Format: "table", ByRank: true},
+			{Format: "table", Full: true, Modules: []string{tp.Modules[0].Name}, Groups: []string{"tp", "dp"}},
+		}
+		for _, r := range []int{0, tp.WorldSize / 2, tp.WorldSize - 1} {
+			forms = append(forms, render.Options{Format: "table", Rank: r, HasRank: true})
+		}
+		for _, o := range forms {
+			out := run(t, tp, o)
+			assert.LessOrEqual(t, widest(out), 80, "%s %+v:\n%s", filepath.Base(f), o, out)
+		}
+		// A wider terminal gets wider tables, never wider than it.
+		out := run(t, tp, render.Options{Format: "table", Width: 120})
+		assert.LessOrEqual(t, widest(out), 120)
+	}
+}
+
+// The default table folds singleton kinds onto one line and lists kinds
+// with identical groups together; --all-groups has a row per kind.
+func TestTableFoldsKinds(t *testing.T) {
+	tp := topo(t, twoNode)
+	out := run(t, tp, render.Options{Format: "table", Modules: []string{"vision"}})
+	// vision: tp 2, dp 2 on 4 ranks, no experts.
+	assert.Regexp(t, `│ tp = tp_cp = mp +│ +2 │ +2 │ +1 │ \[0 1\] \[2 3\] +│`, out)
+	assert.Regexp(t, `│ dp = dp_cp = dp_cp_gtp_remat +│ +2 │ +2 │ +1 │ \[0 2\] \[1 3\] +│`, out)
+	assert.Contains(t, out, "singletons: cp pp gtp_remat ep expt_tp expt_gtp_remat tp_ep tp_ep_pp")
+	assert.Contains(t, out, "vision  ranks [0, 4)  node 0  tp=2 dp=2\n", "no expert sizes for a dense module")
+
+	// Every kind appears exactly once, in a row or on the singletons line.
+	for _, k := range []string{"tp", "cp", "pp", "dp", "dp_cp", "mp", "intra_dist_opt", "expt_dp", "tp_ep_pp_with_egtp_remat"} {
+		assert.Len(t, regexp.MustCompile(`[ │]`+k+`[ \n]`).FindAllString(out, -1), 1, k)
+	}
+
+	all := run(t, tp, render.Options{Format: "table", Modules: []string{"vision"}, AllGroups: true})
+	assert.NotContains(t, all, "singletons")
+	assert.NotContains(t, all, " = ")
+	assert.Regexp(t, `│ cp +│ +4 │ +1 │ +1 │ \[0\] \[1\] \[2\] \[3\] +│`, all)
+	assert.Equal(t, 1+20, strings.Count(all, "\n│"), "the header and a row per kind")
+}
+
+// A folded ranks cell shows the stride of an evenly spaced group, and
+// the nodes column the nodes one group spans.
+func TestTableStrideAndNodes(t *testing.T) {
+	tp := topo(t, scale)
+	out := run(t, tp, render.Options{Format: "table", Modules: []string{"language"}, Width: 200})
+	assert.Regexp(t, `│ dp +│ +224 │ +512 │ +512 │ \[16384 16400 \.\.\. 24560\] step 16 `, out)
+	assert.Regexp(t, `│ tp +│ +14336 │ +8 │ +1 │ \[16384-16391\] \[16392-16399\] .*\.\.\. \[131064-131071\]`, out)
+	assert.Regexp(t, `│ intra_dist_opt +│ +1 │ +114688 │ +14336 │ \[16384-131071\] +│`, out)
+	assert.Regexp(t, `│ cp +│ +57344 │ +2 │ +2 │`, out, "a cp pair is 8 apart: always on two nodes")
+	assert.Contains(t, out, "language  ranks [16384, 131072)  nodes 2048-16383  tp=8 cp=2 pp=14 dp=512 ep=64 expt_dp=128")
+
+	// A group that straddles a node boundary only sometimes: tp 3 on 4 GPUs.
+	odd := topo(t, "version: 1\ncluster: {nodes: 3, gpus_per_node: 4}\nmodules:\n- {name: language, num_ranks: 12, tp: 3}\n")
+	out = run(t, odd, render.Options{Format: "table"})
+	assert.Regexp(t, `│ tp = tp_cp = mp +│ +4 │ +3 │ +1-2 │`, out)
+}
+
+// --rank labels coordinates as positions and leaves the expert line out
+// of a dense module.
+func TestRankPositions(t *testing.T) {
+	tp := topo(t, scale)
+	out := run(t, tp, render.Options{Format: "table", Rank: 70000, HasRank: true})
+	// local rank 53616 = tp 0 + 8*(cp 0) + 16*(dp 279) + 8192*(pp 6);
+	// expert view: ep 48 (53616/8 % 64... of tp_ep blocks of 64), expt_dp 69.
+	assert.Contains(t, out, "language  tp 0/8  cp 0/2  dp 279/512  pp 6/14\n")
+	assert.Contains(t, out, "experts:  ep 48/64  expt_dp 69/128\n")
+	assert.Regexp(t, `│ tp +│ +6702 │ +8 │ +1 │ \[70000-70007\] +│`, out)
+
+	dense := run(t, tp, render.Options{Format: "table", Rank: 5, HasRank: true})
+	assert.Contains(t, dense, "vision  tp 1/4  dp 1/4096  pp 0/1  (only pp stage)\n")
+	assert.NotContains(t, dense, "experts:")
+
+	full := run(t, tp, render.Options{Format: "table", Rank: 70000, HasRank: true, Full: true, Groups: []string{"dp"}})
+	var want []string
+	for i := range 512 {
+		want = append(want, strconv.Itoa(65536+16*i))
+	}
+	got := strings.Fields(strings.Join(cellColumn(full, 5), " "))
+	assert.Equal(t, "["+strings.Join(want, " ")+"]", strings.Join(got, " "), "--full lists every member over continuation lines")
+}
+
+// cellColumn is column col (1-based, between │) of every body line of a box
+// table.
+func cellColumn(out string, col int) []string {
+	var cells []string
+	for _, line := range strings.Split(out, "\n") {
+		parts := strings.Split(line, "│")
+		if len(parts) < col+2 || strings.Contains(line, " group ") || strings.Contains(line, " rank ") {
+			continue
+		}
+		cells = append(cells, strings.TrimSpace(parts[col]))
+	}
+	return cells
+}
+
+// --by rank pages through every rank; --group adds each rank's group of
+// that kind.
+func TestByRankPages(t *testing.T) {
+	tp := topo(t, scale)
+	first := run(t, tp, render.Options{Format: "table", ByRank: true})
+	ranks := cellColumn(first, 1)
+	assert.Len(t, ranks, render.DefaultPage)
+	assert.Equal(t, "63", ranks[len(ranks)-1])
+	assert.Contains(t, first, "ranks 0-63 of 131072 (64 rows); next: --offset 64, or --full for every rank\n")
+
+	page := run(t, tp, render.Options{Format: "table", ByRank: true, Offset: 16382, Limit: 3, Groups: []string{"tp", "ep"}})
+	assert.Equal(t, []string{"16382", "16383", "16384"}, cellColumn(page, 1))
+	assert.Contains(t, page, "│ tp group │ ep group │")
+	assert.Regexp(t, `│ 16383 │ +2047 │ +7 │ vision +│ +3 │ +0 │ +4095 │ +0 │ +- │ +- │ +4095 │ +16383 │`, page)
+	assert.Regexp(t, `│ 16384 │ +2048 │ +0 │ language │ +0 │ +0 │ +0 │ +0 │ +0 │ +0 │ +0 │ +0 │`, page)
+
+	// Every format pages the same ranks, with the same group indices.
+	var j struct {
+		Ranks []map[string]any `json:"ranks"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(run(t, tp, render.Options{Format: "json", ByRank: true, Offset: 16382, Limit: 3, Groups: []string{"tp"}})), &j))
+	require.Len(t, j.Ranks, 3)
+	assert.EqualValues(t, 4095, j.Ranks[1]["tp_group"])
+	csv := run(t, tp, render.Options{Format: "csv", ByRank: true, Offset: 131070, Groups: []string{"embd"}})
+	assert.Equal(t, 3, strings.Count(csv, "\n"))
+	assert.True(t, strings.HasSuffix(csv, ",false,true,8191\n"), csv)
+
+	full := run(t, topo(t, twoNode), render.Options{Format: "table", ByRank: true, Full: true})
+	assert.Len(t, cellColumn(full, 1), 8)
+	assert.NotContains(t, full, "next:")
+
+	for _, o := range []render.Options{
+		{Format: "table", ByRank: true, Offset: 131072},
+		{Format: "table", ByRank: true, Limit: -1},
+		{Format: "table", ByRank: true, Full: true, Limit: 3},
+		{Format: "table", Limit: 3},
+	} {
+		err := render.Render(&strings.Builder{}, tp, o)
+		var ue *render.UsageError
+		assert.ErrorAs(t, err, &ue, "%+v", o)
+	}
+}
+
+// --full tables list every group and every rank, streamed: a group longer
+// than the ranks column goes on over continuation rows, so that putting
+// the rows back together gives the JSON form's groups.
+func TestFullTable(t *testing.T) {
+	tp := topo(t, `version: 1
+cluster: {nodes: 64, gpus_per_node: 8}
+modules:
+  - {name: vision, num_ranks: 256, tp: 4}
+  - {name: language, num_ranks: 256, tp: 8, pp: 4, ep: 8}
+`)
+	for _, format := range []string{"table", "markdown"} {
+		out := run(t, tp, render.Options{Format: format, Full: true, Modules: []string{"language"}})
+		if format == "table" {
+			assert.LessOrEqual(t, widest(out), 80)
+		}
+		sep := "│"
+		if format == "markdown" {
+			sep = "|"
+		}
+		got := map[string][][]int{}
+		var kind string
+		for _, line := range strings.Split(out, "\n") {
+			cells := strings.Split(line, sep)
+			if len(cells) != 7 || strings.Contains(line, " group ") || strings.Contains(line, "---") {
+				continue
+			}
+			var ranks []int
+			for _, f := range strings.Fields(strings.Trim(strings.TrimSpace(cells[5]), "[]")) {
+				r, err := strconv.Atoi(f)
+				require.NoError(t, err, line)
+				ranks = append(ranks, r)
+			}
+			if k := strings.TrimSpace(cells[1]); k != "" {
+				kind = k
+				got[kind] = append(got[kind], ranks)
+			} else {
+				g := got[kind]
+				g[len(g)-1] = append(g[len(g)-1], ranks...)
+			}
+		}
+		var want planJSON
+		require.NoError(t, json.Unmarshal([]byte(run(t, tp, render.Options{Format: "json", Modules: []string{"language"}})), &want))
+		assert.Equal(t, want.Modules[0].Groups, got, format)
+		assert.Len(t, got["intra_dist_opt"][0], 256)
+	}
+
+	// The streamed writer draws the same box as tablewriter.
+	byRank := run(t, tp, render.Options{Format: "table", Full: true, ByRank: true})
+	lines := strings.Split(strings.TrimSuffix(byRank, "\n"), "\n")
+	require.Len(t, lines, 512+4, "a row per rank, a header and three rules")
+	assert.True(t, strings.HasPrefix(lines[0], "┌──────┬"), lines[0])
+	assert.True(t, strings.HasPrefix(lines[2], "├──────┼"), lines[2])
+	assert.True(t, strings.HasPrefix(lines[len(lines)-1], "└──────┴"), lines[len(lines)-1])
+	// Rank 511 is the last of language (tp 8, pp 4, dp 8; ep 8, expt_dp 8):
+	// local rank 255 = tp 7 + 8*(dp 7) + 64*(pp 3), = ep 7 + 8*(expt_dp 7) + 64*(pp 3).
+	last := slices.DeleteFunc(strings.Split(lines[len(lines)-2], "│"), func(s string) bool { return s == "" })
+	for i := range last {
+		last[i] = strings.TrimSpace(last[i])
+	}
+	assert.Equal(t, []string{"511", "63", "7", "language", "7", "7", "3", "7", "7"}, last)
+}
