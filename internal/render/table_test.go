@@ -244,3 +244,49 @@ modules:
 	}
 	assert.Equal(t, []string{"511", "63", "7", "language", "7", "7", "3", "7", "7"}, last)
 }
+
+// A page of a machine format is the same rows as the whole, cut: the
+// coordinates of a page that starts inside a module are found, not
+// counted from its first rank.
+func TestByRankPageIsSlice(t *testing.T) {
+	colo := topo(t, "version: 1\nworld_size: 24\ncluster: {nodes: 3, gpus_per_node: 8}\nmodules:\n- {name: vision, num_ranks: 24, tp: 2, cp: 2}\n- {name: language, num_ranks: 24, rank_offset: 0, tp: 2, pp: 3, ep: 4}\n")
+	for _, tp := range []*validate.Topology{topo(t, twoNode), colo} {
+		for _, format := range []string{"csv", "yaml", "json"} {
+			whole := run(t, tp, render.Options{Format: format, ByRank: true, Groups: []string{"dp", "ep"}})
+			rows := func(s string) []string {
+				var out []string
+				switch format {
+				case "json":
+					var j struct {
+						Ranks []json.RawMessage `json:"ranks"`
+					}
+					require.NoError(t, json.Unmarshal([]byte(s), &j))
+					for _, r := range j.Ranks {
+						out = append(out, string(r))
+					}
+				default:
+					for _, l := range strings.Split(s, "\n") {
+						if strings.HasPrefix(l, "  - {") || (format == "csv" && l != "" && !strings.HasPrefix(l, "rank,")) {
+							out = append(out, l)
+						}
+					}
+				}
+				return out
+			}
+			all := rows(whole)
+			want := tp.WorldSize // a row per rank, or per rank and module when colocated
+			if tp.Mode == validate.Colocated {
+				want *= len(tp.Modules)
+			}
+			require.Len(t, all, want, format)
+			perRank := len(all) / tp.WorldSize
+			for off := range tp.WorldSize {
+				for _, limit := range []int{1, 3, tp.WorldSize} {
+					got := rows(run(t, tp, render.Options{Format: format, ByRank: true, Groups: []string{"dp", "ep"}, Offset: off, Limit: limit}))
+					end := min(off+limit, tp.WorldSize)
+					require.Equal(t, all[off*perRank:end*perRank], got, "%s offset %d limit %d", format, off, limit)
+				}
+			}
+		}
+	}
+}
