@@ -39,7 +39,10 @@ type Layout struct {
 	WorldSize     int // resolved from world_size or cluster; 0 if unknown
 	Cluster       *Cluster
 	Batch         *Batch
-	Modules       []Module
+	Training      *Training // nil when not given
+	// GPUMemory is cluster.gpu_memory in bytes; 0 when not given.
+	GPUMemory int64
+	Modules   []Module
 
 	// Colocated is a suggest spec's placement constraint: nil leaves it
 	// open, true wants every module on the same ranks, false disjoint ones.
@@ -73,7 +76,9 @@ type Module struct {
 	EP           int
 	ExptTP       int
 	ExptGTPRemat int
-	NumExperts   int // 0 when not given
+	NumExperts   int // 0 when not given (or from model.num_experts)
+	VPP          int // virtual pipeline stages per pp rank; 0 when not given
+	Model        *Model
 
 	// Broken is set when a value of this module could not be read, so that
 	// later checks do not pile consequences on top of the real error.

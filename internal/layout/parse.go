@@ -19,10 +19,10 @@ import (
 )
 
 var (
-	topFields     = []string{"version", "name", "target", "target_version", "world_size", "cluster", "batch", "modules"}
-	clusterFields = []string{"nodes", "gpus_per_node"}
+	topFields     = []string{"version", "name", "target", "target_version", "world_size", "cluster", "batch", "training", "modules"}
+	clusterFields = []string{"nodes", "gpus_per_node", "gpu_memory"}
 	batchFields   = []string{"micro_batch_size", "global_batch_size"}
-	moduleFields  = []string{"name", "num_ranks", "rank_offset", "tp", "gtp_remat", "cp", "pp", "dp", "ep", "expt_tp", "expt_gtp_remat", "num_experts"}
+	moduleFields  = []string{"name", "num_ranks", "rank_offset", "tp", "gtp_remat", "cp", "pp", "dp", "ep", "expt_tp", "expt_gtp_remat", "num_experts", "vpp", "model"}
 	// sizeFields are the parallel sizes: positive, default 1, at most world_size.
 	sizeFields = []string{"tp", "gtp_remat", "cp", "pp", "ep", "expt_tp", "expt_gtp_remat"}
 
@@ -75,6 +75,8 @@ type parser struct {
 	// last mapping read, so that a misspelt num_ranks is reported once, not
 	// also as a missing one.
 	suggested map[string]bool
+	// read reads a file the layout names (hf_config); nil reads the disk.
+	read func(path string, limit int64) ([]byte, error)
 }
 
 // Parse parses layout text. It never fails: everything wrong with the input
@@ -471,6 +473,7 @@ func (p *parser) top(root *yaml.Node) {
 	}
 	p.world(fs)
 	p.batch(fs)
+	p.training(fs)
 	p.modules(fs)
 	p.specTop(fs)
 }
@@ -500,6 +503,9 @@ func (p *parser) world(fs map[string]field) {
 		if ok {
 			for k, c := range cf {
 				p.l.pos["cluster."+k] = nodePos(resolve(c.value))
+			}
+			if g, ok := cf["gpu_memory"]; ok {
+				p.gpuMemory(g)
 			}
 			c := &Cluster{}
 			okN, okG := false, false
@@ -671,6 +677,7 @@ func (p *parser) module(n *yaml.Node, index, limit int) Module {
 			m.Broken = true
 		}
 	}
+	p.moduleModel(&m, fs)
 	p.specModule(&m, fs)
 	if !m.Broken && !p.spec {
 		p.ranks(&m, fs, limit, suggested)

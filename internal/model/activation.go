@@ -33,7 +33,7 @@ type actArgs struct {
 // activationSP is compute_activation_memory (Korthikanti et al., table 2),
 // operation for operation.
 func activationSP(a actArgs) float64 {
-	sbh := float64(a.seq * a.mbs * a.hidden)
+	sbh := prod(a.seq, a.mbs, a.hidden)
 	var m float64
 	if a.perLayer != nil {
 		m = a.perLayer(a.seq, a.mbs, a.hidden)
@@ -41,11 +41,11 @@ func activationSP(a actArgs) float64 {
 		m = sbh * (18 + 4*(float64(a.ffn)/float64(a.hidden)))
 	}
 	m *= float64(a.layers)
-	m += float64(8 * a.seq * a.mbs * a.pp)
-	m += float64(a.seq * a.mbs * a.hidden * a.pp)
+	m += prod(8, a.seq, a.mbs, a.pp)
+	m += prod(a.seq, a.mbs, a.hidden, a.pp)
 	m = pipelineFactor(m, a)
 	if a.pp == 1 && !a.noOutput {
-		m += float64(a.seq*a.mbs*a.hidden*4) * (1 + float64(a.vocab)/float64(a.hidden))
+		m += prod(a.seq, a.mbs, a.hidden, 4) * (1 + float64(a.vocab)/float64(a.hidden))
 	}
 	return m / float64(a.tp)
 }
@@ -57,15 +57,15 @@ func activationNoSP(a actArgs) float64 {
 	if a.perLayer != nil {
 		m = a.perLayer(a.seq, a.mbs, a.hidden)
 	} else {
-		m = float64(a.seq*a.mbs*a.hidden) * (10 + 24/float64(a.tp))
+		m = prod(a.seq, a.mbs, a.hidden) * (10 + 24/float64(a.tp))
 	}
 	m *= float64(a.layers)
-	m += float64(8 * a.seq * a.mbs * a.pp)
-	m += float64(a.seq * a.mbs * a.hidden * a.pp)
+	m += prod(8, a.seq, a.mbs, a.pp)
+	m += prod(a.seq, a.mbs, a.hidden, a.pp)
 	m = pipelineFactor(m, a)
 	if a.pp == 1 && !a.noOutput {
-		logits := float64(a.seq*a.mbs*a.vocab) / float64(a.tp)
-		finalLN := float64(a.seq * a.mbs * a.hidden)
+		logits := prod(a.seq, a.mbs, a.vocab) / float64(a.tp)
+		finalLN := prod(a.seq, a.mbs, a.hidden)
 		m += (logits + finalLN) * 2
 	}
 	return m * overheadNoSP

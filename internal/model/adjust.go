@@ -31,7 +31,7 @@ func adjust(e *Estimate, c *Config, p *Parallel, t *Training, w weights, formula
 	if t.RecomputeGranularity == RecomputeFull {
 		sp, tp := t.SequenceParallel, p.TP
 		a.perLayer = func(seq, mbs, hidden int) float64 {
-			in := 2 * float64(seq*mbs*hidden) // each layer keeps its bf16 input
+			in := 2 * prod(seq, mbs, hidden) // each layer keeps its bf16 input
 			if sp && formula == FormulaNoSP {
 				in /= float64(tp)
 			}

@@ -36,6 +36,10 @@ type Config struct {
 	MoESharedExpertGate             bool  // moe_shared_expert_gate
 	MoELatentSize                   int   // moe_latent_size; 0: none
 	MTPNumLayers                    int   // mtp_num_layers; 0: none
+	// MoERouterPreSoftmax and MoERouterScoreFunction ("softmax", the
+	// default, or "sigmoid") only decide a start-up rule (topk 1).
+	MoERouterPreSoftmax    bool
+	MoERouterScoreFunction string
 
 	MultiLatentAttention bool // multi_latent_attention
 	QLoRARank            int  // q_lora_rank; 0: none
@@ -207,4 +211,14 @@ func (c *Config) normSize() int {
 		return 1
 	}
 	return 2
+}
+
+// prod multiplies in float64 from the left: exact while the product stays
+// below 2^53, as Python's integer arithmetic is, and never overflows.
+func prod(xs ...int) float64 {
+	p := 1.0
+	for _, x := range xs {
+		p *= float64(x)
+	}
+	return p
 }

@@ -62,13 +62,13 @@ func flopsPerSample(c *Config, paddedVocab int) float64 {
 	if c.MoELatentSize == 0 {
 		routed = float64(moeFFN * routedTo * ffnExp)
 	} else {
-		routed = float64(moeFFN*routedTo*ffnExp*c.MoELatentSize)/float64(h) + float64(2*c.MoELatentSize)
+		routed = prod(moeFFN, routedTo, ffnExp, c.MoELatentSize)/float64(h) + float64(2*c.MoELatentSize)
 	}
 	mlp := float64(fwdBwd*fma*h) * (float64(c.FFNHiddenSize*ffnExp*numDense) +
 		routed*float64(numMoE) +
 		float64(shared*ffnExp*numMoE))
 	perToken := mlp + selfAttn +
 		float64(fwdBwd*fma*mtp*(3*h+2*h*h)) +
-		float64(fwdBwd*fma*h*paddedVocab*(mtp+1))
+		prod(fwdBwd*fma, h, paddedVocab, mtp+1)
 	return tokens*perToken + seqSq*core
 }

@@ -84,12 +84,12 @@ func weightMemory(c *Config, p *Parallel, t *Training, paddedVocab int) weights 
 	if c.MoELatentSize > 0 {
 		routedHidden = c.MoELatentSize
 	}
-	routed := float64(2*routedHidden*moeFFN*numExperts) * gated
+	routed := prod(2, routedHidden, moeFFN, numExperts) * gated
 	activeRouted := 0.0
 	latent := 0.0
 	router := 0.0
 	if c.NumExperts > 0 {
-		activeRouted = float64(2*routedHidden*moeFFN*c.MoERouterTopK) * gated
+		activeRouted = prod(2, routedHidden, moeFFN, c.MoERouterTopK) * gated
 		if c.MoELatentSize > 0 {
 			latent = float64(2 * c.HiddenSize * c.MoELatentSize)
 		}

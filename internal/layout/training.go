@@ -1,0 +1,149 @@
+package layout
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"regexp"
+	"strconv"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mimoplan/mimoplan/internal/model"
+)
+
+// Training holds the top-level training options (Megatron-LM's defaults
+// when absent).
+type Training struct {
+	UseDistributedOptimizer bool
+	SequenceParallel        bool
+	RecomputeGranularity    string // "", "selective" or "full"
+}
+
+var trainingFields = []string{"use_distributed_optimizer", "sequence_parallel", "recompute_granularity"}
+
+func (p *parser) training(fs map[string]field) {
+	f, ok := fs["training"]
+	if !ok {
+		return
+	}
+	tf, ok := p.fields(f.value, "training", "", trainingFields)
+	if !ok {
+		return
+	}
+	t := &Training{}
+	good := true
+	for k, v := range tf {
+		p.l.pos["training."+k] = nodePos(resolve(v.value))
+		switch k {
+		case "use_distributed_optimizer", "sequence_parallel":
+			b, ok := p.boolean(v, "training."+k, "")
+			good = good && ok
+			if k == "sequence_parallel" {
+				t.SequenceParallel = b
+			} else {
+				t.UseDistributedOptimizer = b
+			}
+		case "recompute_granularity":
+			n := resolve(v.value)
+			switch {
+			case n.Kind == yaml.ScalarNode && n.Tag == "!!str" && (n.Value == "selective" || n.Value == "full"):
+				t.RecomputeGranularity = n.Value
+			case n.Kind == yaml.ScalarNode && n.Tag == "!!str" && n.Value == "none":
+			default:
+				p.d.Add("invalid-value", nodePos(n), "", "none (the default), selective or full",
+					"training.recompute_granularity must be none, selective or full, got %s", describe(n))
+				good = false
+			}
+		}
+	}
+	if good {
+		p.l.Training = t
+	}
+}
+
+// ModelTraining returns the model package's training options for a module
+// of the layout: the training block, the batch, and the module's dp.
+func (l *Layout) ModelTraining(dp int) model.Training {
+	var t model.Training
+	if l.Training != nil {
+		t.UseDistributedOptimizer = l.Training.UseDistributedOptimizer
+		t.SequenceParallel = l.Training.SequenceParallel
+		t.RecomputeGranularity = l.Training.RecomputeGranularity
+	}
+	t.MicroBatchSize = 1
+	if l.Batch != nil {
+		t.MicroBatchSize = l.Batch.MicroBatchSize
+		if g := l.Batch.GlobalBatchSize; g > 0 && dp > 0 && g%(t.MicroBatchSize*dp) == 0 {
+			t.NumMicrobatches = g / (t.MicroBatchSize * dp)
+		}
+	}
+	return t
+}
+
+// memoryText is a size with a unit, such as 80GiB, 79.6 GiB or 81559MiB.
+var memoryText = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?) ?(TiB|GiB|MiB|TB|GB|MB)$`)
+
+var memoryUnits = map[string]float64{
+	"TiB": 1 << 40, "GiB": 1 << 30, "MiB": 1 << 20, "TB": 1e12, "GB": 1e9, "MB": 1e6,
+}
+
+// maxGPUMemory bounds gpu_memory at 64 TiB, far above any GPU.
+const maxGPUMemory = 64 << 40
+
+func (p *parser) gpuMemory(f field) {
+	v := resolve(f.value)
+	hint := "a size with its unit, such as 80GiB, 141GB or 81559MiB"
+	var m []string
+	if v.Kind == yaml.ScalarNode {
+		m = memoryText.FindStringSubmatch(v.Value)
+	}
+	if m == nil {
+		if v.Kind == yaml.ScalarNode && v.Tag == "!!int" {
+			hint = "add the unit: " + v.Value + "GiB, " + v.Value + "GB or " + v.Value + "MiB"
+		}
+		p.d.Add("invalid-value", nodePos(v), "", hint, "cluster.gpu_memory must be a size such as 80GiB, got %s", describe(v))
+		return
+	}
+	x, err := strconv.ParseFloat(m[1], 64)
+	b := x * memoryUnits[m[2]]
+	if err != nil || b < 1<<20 || b > maxGPUMemory || math.IsNaN(b) {
+		p.d.Add("invalid-value", nodePos(v), "", hint, "cluster.gpu_memory must be between 1MiB and 64TiB, got %s", clip(v.Value))
+		return
+	}
+	p.l.GPUMemory = int64(b)
+}
+
+// readFile reads a file the layout names, refusing what is not a regular
+// file or is larger than limit.
+func (p *parser) readFile(path string, limit int64) ([]byte, error) {
+	if p.read != nil {
+		return p.read(path, limit)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("cannot read %s: %w", path, pe.Err)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+	}
+	return data, nil
+}
