@@ -9,8 +9,10 @@ DEMO     ?= layouts/nemotron-vlm-8gpu.yaml
 # A count, not a duration: go1.26 fuzzing with -fuzztime DURATION can end in
 # "context deadline exceeded" without a crasher (golang/go#75804).
 FUZZTIME ?= 100000x
+# staticcheck, pinned and fetched by `go run`: a fresh machine needs nothing else.
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build demo test vet fmt-check bench fuzz clean
+.PHONY: all build demo test lint vet staticcheck fmt-check bench fuzz clean compare
 
 all: build
 
@@ -30,11 +32,22 @@ demo: build
 	@echo '$$ mimoplan validate testdata/demo/broken.yaml   # a layout with mistakes: exit 1'
 	@./$(BIN) validate testdata/demo/broken.yaml; echo "exit code $$?"
 
-test: fmt-check vet
+test: fmt-check lint
 	$(GO) test -count=1 ./...
+
+lint: vet staticcheck
 
 vet:
 	$(GO) vet ./...
+
+staticcheck:
+	$(GO) run $(STATICCHECK) ./...
+
+# Every output of two revisions side by side: make compare BEFORE=main~1 AFTER=.
+BEFORE ?= HEAD^
+AFTER  ?= .
+compare:
+	scripts/compare-outputs.sh $(BEFORE) $(AFTER)
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

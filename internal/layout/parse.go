@@ -129,7 +129,7 @@ func (p *parser) document(data []byte) (n *yaml.Node, ok bool) {
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		pos := start
+		var pos diag.Pos
 		if err == nil {
 			pos = nodePos(&extra)
 		} else {
