@@ -8,6 +8,8 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/mimoplan/mimoplan/internal/english"
 )
 
 // WriteJSON writes the snapshot as one indented JSON object.
@@ -39,7 +41,7 @@ func WriteJSON(w io.Writer, s *Snapshot) error {
 // WriteTable writes a summary line, a table of the GPUs, and the topology
 // matrix with its legend, as nvidia-smi topo -m would print it.
 func WriteTable(w io.Writer, s *Snapshot) error {
-	if _, err := fmt.Fprintf(w, "Driver %s, CUDA %s, %s\n", orDash(s.DriverVersion), orDash(s.CUDADriverVersion), plural(len(s.GPUs), "GPU")); err != nil {
+	if _, err := fmt.Fprintf(w, "Driver %s, CUDA %s, %s\n", orDash(s.DriverVersion), orDash(s.CUDADriverVersion), english.Plural(len(s.GPUs), "GPU")); err != nil {
 		return fmt.Errorf("write probe table: %w", err)
 	}
 	if len(s.Inaccessible) > 0 {
@@ -56,7 +58,7 @@ func WriteTable(w io.Writer, s *Snapshot) error {
 	for _, g := range s.GPUs {
 		mig := "off"
 		if g.MIGEnabled {
-			mig = "on, " + plural(len(g.MIGDevices), "instance")
+			mig = "on, " + english.Plural(len(g.MIGDevices), "instance")
 		}
 		if err := t.Append(strconv.Itoa(g.Index), g.Name, g.UUID, g.PCIBusID, formatBytes(g.MemoryBytes), g.ComputeCapability, mig); err != nil {
 			return fmt.Errorf("write probe table: GPU %d: %w", g.Index, err)
@@ -112,11 +114,4 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
 }

@@ -1,5 +1,7 @@
 package grid
 
+import "slices"
+
 // axis is one digit of a mixed-radix rank number: it takes size values,
 // each step adding stride to the local rank.
 type axis struct{ size, stride int }
@@ -231,7 +233,8 @@ func (e Enum) Equal(f Enum) bool {
 	if e.NumGroups() != f.NumGroups() || e.GroupSize() != f.GroupSize() {
 		return false
 	}
-	if e.offset == f.offset && sameAxes(e.outer, f.outer) && sameAxes(e.inner, f.inner) && samePick(e.pick, f.pick) {
+	if e.offset == f.offset && slices.Equal(e.outer, f.outer) && slices.Equal(e.inner, f.inner) &&
+		(e.pick == nil) == (f.pick == nil) && slices.Equal(e.pick, f.pick) {
 		return true
 	}
 	for i := range e.NumGroups() {
@@ -239,30 +242,6 @@ func (e Enum) Equal(f Enum) bool {
 			if e.Rank(i, m) != f.Rank(i, m) {
 				return false
 			}
-		}
-	}
-	return true
-}
-
-func sameAxes(a, b []axis) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func samePick(a, b []int) bool {
-	if (a == nil) != (b == nil) || len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
 		}
 	}
 	return true

@@ -66,7 +66,7 @@ func newView(name string, shape []int, names []string, shared []string) (*view, 
 
 func (v *view) index(dim string) int { return slices.Index(v.names, dim) }
 
-// size returns the product of the shape, or an error when it overflows or
+// product returns the product of the shape, or an error when it overflows or
 // exceeds limit.
 func product(shape []int, limit int) (int, error) {
 	p := 1

@@ -5,6 +5,7 @@
 package launch
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -197,7 +198,7 @@ func Build(res *validate.Result, o Options) (*Plan, *diag.List, error) {
 	port := checkPort(d, o)
 	p.Rendezvous = Rendezvous{Backend: o.Rendezvous, MasterAddr: master, MasterPort: port}
 	if o.Rendezvous == C10d {
-		p.Rendezvous.ID = cmpOr(o.RendezvousID, t.Name, "mimoplan")
+		p.Rendezvous.ID = cmp.Or(o.RendezvousID, t.Name, "mimoplan")
 		p.Notes = append(p.Notes, c10dNote)
 	}
 
@@ -265,15 +266,6 @@ func checkPort(d *diag.List, o Options) int {
 	return port
 }
 
-func cmpOr(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
 // hostName is what a host may look like: a DNS name, an IPv4 address, or
 // an IPv6 address (bracketed or not, with an optional %zone).
 // It may not start with '-', which ssh or srun would take for an option.
@@ -315,7 +307,7 @@ func checkStaticMaster(d *diag.List, o Options, hosts []string) {
 }
 
 func hostWhere(o Options, i int) string {
-	src := cmpOr(o.HostSource, "hosts")
+	src := cmp.Or(o.HostSource, "hosts")
 	if i < len(o.HostLines) && o.HostLines[i] > 0 {
 		return fmt.Sprintf("%s:%d", src, o.HostLines[i])
 	}
@@ -333,13 +325,13 @@ func checkHosts(d *diag.List, l *layout.Layout, nnodes int, hosts []string, o Op
 		}
 		d.Add("host-count-mismatch", pos, "",
 			fmt.Sprintf("give exactly %d host(s), one per node, in node-rank order", nnodes),
-			"%s gives %d host(s), but %s", cmpOr(o.HostSource, "the host list"), len(hosts), what)
+			"%s gives %d host(s), but %s", cmp.Or(o.HostSource, "the host list"), len(hosts), what)
 	}
 	seen := map[string]int{}
 	for i, h := range hosts {
 		key := hostKey(h)
 		if j, ok := seen[key]; ok {
-			where := fmt.Sprintf("node %d and again node %d (%s)", j, i, cmpOr(o.HostSource, "the host list"))
+			where := fmt.Sprintf("node %d and again node %d (%s)", j, i, cmp.Or(o.HostSource, "the host list"))
 			if i < len(o.HostLines) {
 				where = fmt.Sprintf("node %d (%s) and again node %d (%s)", j, hostWhere(o, j), i, hostWhere(o, i))
 			}

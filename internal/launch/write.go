@@ -12,6 +12,8 @@ import (
 	"text/tabwriter"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/mimoplan/mimoplan/internal/english"
 )
 
 // Formats are the plan formats, in the order the CLI lists them.
@@ -214,7 +216,7 @@ func (p *Plan) header(w io.Writer, how, master string) {
 		name = "(unnamed layout)"
 	}
 	fmt.Fprintf(w, "# Launch plan for %s, written by mimoplan launch-plan.\n", comment(name))
-	fmt.Fprintf(w, "# %d ranks: %s x %s, %s\n", p.WorldSize, plural(p.NNodes, "node"), plural(p.NProcPerNode, "GPU"), p.rdzvText(comment(master)))
+	fmt.Fprintf(w, "# %d ranks: %s x %s, %s\n", p.WorldSize, english.Plural(p.NNodes, "node"), english.Plural(p.NProcPerNode, "GPU"), p.rdzvText(comment(master)))
 	fmt.Fprintln(w, "#")
 	for _, l := range strings.Split(how, "\n") {
 		fmt.Fprintf(w, "# %s\n", l)
@@ -235,13 +237,6 @@ func (p *Plan) rdzvText(master string) string {
 		return fmt.Sprintf("c10d rendezvous at %s, port %d (id %s)", master, r.MasterPort, comment(r.ID))
 	}
 	return fmt.Sprintf("static rendezvous at %s, port %d", master, r.MasterPort)
-}
-
-func plural(n int, s string) string {
-	if n == 1 {
-		return "1 " + s
-	}
-	return fmt.Sprintf("%d %ss", n, s)
 }
 
 // table writes which ranks and modules live on each node, as a comment.

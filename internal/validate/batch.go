@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mimoplan/mimoplan/internal/english"
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
 )
@@ -34,7 +35,7 @@ func (c *checker) laneBatch(lang int) {
 	mbs, n := b.MicroBatchSize, lanes(lm)
 	step := mbs * n // at most 2^31 * 2^24: no overflow
 	c.fact("language has %s (dp %d x gtp_remat %d): a micro-batch step takes %s (micro_batch_size %d per lane)",
-		plural(n, "data lane"), lm.DP, lm.GTPRemat, plural(step, "sample"), mbs)
+		english.Plural(n, "data lane"), lm.DP, lm.GTPRemat, english.Plural(step, "sample"), mbs)
 	shown := 0
 	for _, e := range c.sizedEdges() {
 		enc := c.sized[e.enc]
@@ -47,7 +48,7 @@ func (c *checker) laneBatch(lang int) {
 			continue
 		}
 		if shown++; shown <= maxSummaryModules {
-			c.fact("%s micro-batch: %s per dp rank (%d / dp %d)", enc.Name, plural(step/enc.DP, "sample"), step, enc.DP)
+			c.fact("%s micro-batch: %s per dp rank (%d / dp %d)", enc.Name, english.Plural(step/enc.DP, "sample"), step, enc.DP)
 		}
 	}
 	if shown > maxSummaryModules {

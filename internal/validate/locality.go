@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mimoplan/mimoplan/internal/english"
 	"github.com/mimoplan/mimoplan/internal/grid"
 )
 
@@ -83,9 +84,9 @@ func (c *checker) locality() {
 func localityHint(k localKind, s stripe, m *grid.Module, gpn int) string {
 	switch block := s.block(); {
 	case s.size > gpn:
-		return fmt.Sprintf("%s group of %d ranks cannot fit the %s of one node: lower %s to at most %d", article(k.kind), s.size, plural(gpn, "GPU"), k.field, gpn)
+		return fmt.Sprintf("%s group of %d ranks cannot fit the %s of one node: lower %s to at most %d", article(k.kind), s.size, english.Plural(gpn, "GPU"), k.field, gpn)
 	case s.span() >= gpn:
-		return fmt.Sprintf("%s group's ranks stretch over %d consecutive ranks (its members are %s = %d apart), more than a node's %s: lower %s or %s", article(k.kind), s.span()+1, k.before, s.stride, plural(gpn, "GPU"), k.before, k.field)
+		return fmt.Sprintf("%s group's ranks stretch over %d consecutive ranks (its members are %s = %d apart), more than a node's %s: lower %s or %s", article(k.kind), s.span()+1, k.before, s.stride, english.Plural(gpn, "GPU"), k.before, k.field)
 	case m.RankOffset%gpn != 0:
 		return fmt.Sprintf("the module starts at rank %d, inside node %d: make its rank_offset a multiple of gpus_per_node %d (resizing the modules before it if need be)", m.RankOffset, m.RankOffset/gpn, gpn)
 	default:

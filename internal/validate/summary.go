@@ -3,6 +3,8 @@ package validate
 import (
 	"fmt"
 	"strings"
+
+	"github.com/mimoplan/mimoplan/internal/english"
 )
 
 // maxSummaryModules bounds the modules a summary line lists.
@@ -34,20 +36,13 @@ func (r *Result) Summary(strict bool) string {
 func counts(e, w int) string {
 	var parts []string
 	if e > 0 {
-		parts = append(parts, plural(e, "error"))
+		parts = append(parts, english.Plural(e, "error"))
 	}
 	if w > 0 {
-		parts = append(parts, plural(w, "warning"))
+		parts = append(parts, english.Plural(w, "warning"))
 	}
 	if len(parts) == 0 {
 		return "no problems"
 	}
 	return strings.Join(parts, ", ")
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
