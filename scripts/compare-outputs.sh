@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# compare-outputs.sh: build mimoplan at two git revisions and diff what
+# every command prints for every layout the repository holds, to show that
+# a refactoring changed no output.
+#
+#   scripts/compare-outputs.sh [BEFORE [AFTER]]
+#
+# BEFORE defaults to HEAD^ and AFTER to the working tree ("." builds the
+# files as they are now, committed or not). Always compare a change with
+# its own parent: others change outputs on main at the same time.
+#
+# Inputs come from the working tree, the same files for both builds:
+# layouts/, testdata/ (golden layouts included), internal/*/testdata and
+# ../shared/golden/layouts. For each layout it runs validate (every format,
+# --strict), render (every format, --by rank, --rank, --full, --module and
+# --group), launch-plan (every format, with and without hosts, the topology
+# file it writes) and preflight --emit (the lines and the emitted files),
+# and records stdout, stderr and the exit status. Outputs over 1 MiB are
+# kept as their sha256 and size. Exit status 0: identical; 1: a difference
+# (the first lines of each are printed); 2: a build or usage failure.
+# KEEP=1 keeps the scratch directory with both sets of outputs.
+set -euo pipefail
+
+before=${1:-HEAD^}
+after=${2:-.}
+root=$(git rev-parse --show-toplevel)
+cd "$root"
+work=$(mktemp -d "${TMPDIR:-/tmp}/mimoplan-compare.XXXXXX")
+if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$work"' EXIT; else echo "compare-outputs: keeping $work" >&2; fi
+
+build() { # build REV DIR
+	local rev=$1 dir=$2
+	mkdir -p "$dir/src"
+	if [ "$rev" = . ]; then
+		git ls-files -co --exclude-standard | while read -r f; do
+			if [ -e "$f" ]; then cp --parents "$f" "$dir/src/"; fi
+		done
+	else
+		git archive "$rev" | tar -x -C "$dir/src"
+	fi
+	(cd "$dir/src" && go build -o "$dir/mimoplan" ./cmd/mimoplan) || { echo "compare-outputs: cannot build $rev" >&2; exit 2; }
+}
+
+layouts() {
+	{
+		ls layouts/*.yaml
+		find testdata internal -path '*/testdata/*' -name '*.yaml' -not -path '*/fuzz/*'
+		find testdata -name '*.yaml' -not -path '*/fuzz/*'
+		ls ../shared/golden/layouts/*.yaml 2>/dev/null || true
+	} | sort -u
+}
+
+# record NAME CMD...: runs CMD in the scratch directory, keeping stdout,
+# stderr and the exit status under $out/NAME.
+record() {
+	local name=$1
+	shift
+	local o="$out/$name"
+	mkdir -p "$(dirname "$o")"
+	set +e
+	(cd "$scratch" && "$@") >"$o.stdout" 2>"$o.stderr"
+	echo $? >"$o.rc"
+	set -e
+	for s in stdout stderr; do
+		if [ "$(stat -c %s "$o.$s")" -gt 1048576 ]; then
+			echo "$(sha256sum <"$o.$s" | cut -d' ' -f1) $(stat -c %s "$o.$s") bytes" >"$o.$s.sum"
+			rm "$o.$s"
+		fi
+	done
+	# Files the command wrote (topology, plan, preflight's payload).
+	if [ -n "$(ls -A "$scratch")" ]; then
+		mkdir -p "$o.files"
+		cp -r "$scratch/." "$o.files/"
+		rm -rf "${scratch:?}"/*
+	fi
+}
+
+run_suite() { # run_suite BIN OUT
+	local bin=$1
+	out=$2
+	scratch="$work/scratch" # the same path for both builds: it shows in outputs
+	mkdir -p "$scratch"
+	local rformats lformats
+	rformats=$("$bin" render --help | sed -n 's/.*--format string *output format: \(.*\) (default.*/\1/p' | tr -d ,)
+	lformats=$("$bin" launch-plan --help | sed -n 's/.*--format string *plan format: \(.*\) (default.*/\1/p' | tr -d ,)
+	local f id nodes hosts big
+	while read -r f; do
+		id=${f//\//_}
+		a="$root/$f"
+		nodes=$(sed -n 's/^ *nodes: *\([0-9]*\).*/\1/p' "$f" | head -1)
+		nodes=${nodes:-1}
+		hosts=$(seq -f 'h%g' 0 $((nodes > 64 ? 0 : nodes - 1)) | paste -sd, -)
+		big=$((nodes > 64))
+		for fm in text json github sarif; do
+			record "$id/validate-$fm" "$bin" validate --format "$fm" "$a"
+		done
+		record "$id/validate-strict" "$bin" validate --strict "$a"
+		for fm in $rformats; do
+			record "$id/render-$fm" "$bin" render --format "$fm" "$a"
+			record "$id/render-rank0-$fm" "$bin" render --rank 0 --format "$fm" "$a"
+			[ $big = 1 ] || record "$id/render-byrank-$fm" "$bin" render --by rank --format "$fm" "$a"
+		done
+		record "$id/render-rank-last" "$bin" render --rank 7 "$a"
+		record "$id/render-full" "$bin" render --full "$a"
+		record "$id/render-select" "$bin" render --module language --group tp,pp,dp,ep "$a"
+		for fm in $lformats; do
+			record "$id/launch-$fm" "$bin" launch-plan --format "$fm" --image img:1 "$a" -- train.py --lr 1
+			record "$id/launch-hosts-$fm" "$bin" launch-plan --format "$fm" --hosts "$hosts" "$a" -- train.py
+			record "$id/launch-out-$fm" "$bin" launch-plan --format "$fm" --hosts "$hosts" --image img:1 --out plan.txt --topology-out topo.json "$a"
+		done
+		record "$id/launch-mimo-args" "$bin" launch-plan --mimo-arg-names --hosts "$hosts" "$a"
+		record "$id/preflight-emit" "$bin" preflight --emit pf "$a"
+		record "$id/preflight-emit-hosts" "$bin" preflight --emit pf --hosts "$hosts" --bytes 1MiB "$a"
+	done < <(layouts)
+	record "usage/no-args" "$bin"
+	record "usage/help" "$bin" --help
+	for c in validate render launch-plan preflight probe; do
+		record "usage/help-$c" "$bin" "$c" --help
+	done
+}
+
+build "$before" "$work/a"
+build "$after" "$work/b"
+n=$(layouts | wc -l)
+run_suite "$work/a/mimoplan" "$work/out-a"
+run_suite "$work/b/mimoplan" "$work/out-b"
+cases=$(find "$work/out-a" -name '*.rc' | wc -l)
+if diff -r "$work/out-a" "$work/out-b" >"$work/diff" 2>&1; then
+	echo "compare-outputs: $before and $after agree on $cases runs over $n layouts"
+	exit 0
+fi
+echo "compare-outputs: $before and $after differ ($cases runs over $n layouts):"
+sed "s|$work/||g" "$work/diff" | head -60
+exit 1
