@@ -93,10 +93,11 @@ func (l *List) HasErrors() bool {
 	return e > 0
 }
 
-// Sort orders diagnostics by position, then rule, keeping the order of
-// equal ones, so that output is stable across runs.
+// Sort orders diagnostics by line, column and rule id, keeping the order
+// of equal ones, so that the output does not depend on the order the
+// checks ran in.
 func (l *List) Sort() {
 	slices.SortStableFunc(l.Items, func(a, b Diagnostic) int {
-		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column), cmp.Compare(a.Rule, b.Rule))
 	})
 }
