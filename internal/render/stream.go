@@ -52,18 +52,8 @@ func (o *out) s(s string) {
 	o.flush()
 }
 
-func (o *out) byte(c byte) {
-	o.buf = append(o.buf, c)
-	o.flush()
-}
-
 func (o *out) int(v int) {
 	o.buf = strconv.AppendInt(o.buf, int64(v), 10)
-	o.flush()
-}
-
-func (o *out) bool(v bool) {
-	o.buf = strconv.AppendBool(o.buf, v)
 	o.flush()
 }
 
