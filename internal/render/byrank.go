@@ -14,13 +14,6 @@ import (
 // --limit nor --full says otherwise.
 const DefaultPage = 64
 
-// rankRow is one row of --by rank: a rank in one module.
-type rankRow struct {
-	rank int
-	m    *grid.Module
-	c    coords
-}
-
 // page is the ranks [lo, hi) that --by rank prints.
 func page(t *validate.Topology, o Options) (lo, hi int, err error) {
 	if o.Offset >= t.WorldSize {
