@@ -210,7 +210,7 @@ func TestMegatronBridgeRules(t *testing.T) {
 		{"tp not a power of two", "version: 1\ntarget: megatron-bridge\nworld_size: 12\nmodules:\n- {name: vision, num_ranks: 6, tp: 3}\n- {name: language, num_ranks: 6, tp: 3}\n",
 			[]at{{"tp-not-power-of-two", 5, 36, "vision"}, {"tp-not-power-of-two", 6, 38, "language"}}},
 		{"dp not compatible between encoders", "version: 1\ntarget: megatron-bridge\nworld_size: 6\nmodules:\n- {name: vision, num_ranks: 2}\n- {name: audio, num_ranks: 3}\n- {name: language, num_ranks: 1}\n",
-			[]at{fanIn(5, 29, "vision"), fanIn(6, 28, "audio"), {"dp-not-compatible", 6, 28, "audio"}}},
+			[]at{fanIn(5, 29, "vision"), {"dp-not-compatible", 6, 28, "audio"}, fanIn(6, 28, "audio")}},
 		// The encoder -> language pair is the bridge rule's to report.
 		{"dp reported once", "version: 1\ntarget: megatron-bridge\nworld_size: 5\nmodules:\n- {name: vision, num_ranks: 3}\n- {name: language, num_ranks: 2}\n",
 			[]at{{"bridge-leaders-not-divisible", 5, 29, "vision"}}},
