@@ -104,6 +104,7 @@ func TestValidateProbeManyFilesProbesOnce(t *testing.T) {
 func TestProbeFlagWithoutNVML(t *testing.T) {
 	g := writeLayout(t, good)
 	missing := &gpuprobe.UnavailableError{Reason: "libnvidia-ml.so.1 could not be loaded; is the NVIDIA driver installed?"}
+	const noNVML = "mimoplan: NVML is unavailable: libnvidia-ml.so.1 could not be loaded; is the NVIDIA driver installed?\n"
 	for _, args := range [][]string{
 		{"validate", "--probe", g},
 		{"launch-plan", "--probe", g, "--", "train.py"},
@@ -112,8 +113,28 @@ func TestProbeFlagWithoutNVML(t *testing.T) {
 			countingProbe(t, nil, missing)
 			code, out, errOut := mimoplan(t, args...)
 			assert.Equal(t, exitNoGPU, code)
-			assert.Empty(t, out)
-			assert.Equal(t, "mimoplan: NVML is unavailable: libnvidia-ml.so.1 could not be loaded; is the NVIDIA driver installed?\n", errOut)
+			if args[0] == "validate" {
+				assert.Contains(t, out, "valid: non_colocated", "the layout is still checked and reported")
+			} else {
+				assert.Empty(t, out, "no plan")
+			}
+			assert.Equal(t, noNVML, errOut)
+		})
+	}
+	// An invalid layout's own diagnostics come first, then the probe's
+	// error, and the exit code is the layout's.
+	b := writeLayout(t, bad)
+	for _, args := range [][]string{
+		{"validate", "--probe", b},
+		{"launch-plan", "--probe", b, "--", "train.py"},
+	} {
+		t.Run(args[0]+" invalid", func(t *testing.T) {
+			countingProbe(t, nil, missing)
+			code, out, errOut := mimoplan(t, args...)
+			assert.Equal(t, exitInvalid, code)
+			all := out + errOut
+			i, j := strings.Index(all, "[dense-not-divisible]"), strings.Index(all, noNVML)
+			assert.True(t, i >= 0 && j > i, "layout diagnostics, then the probe's error:\n%s", all)
 		})
 	}
 }

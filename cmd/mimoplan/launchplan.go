@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
 	"github.com/mimoplan/mimoplan/internal/diag"
@@ -23,7 +24,7 @@ func init() { register(newLaunchPlanCmd) }
 
 func newLaunchPlanCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "launch-plan LAYOUT [-- PROGRAM ARGS...]",
+		Use:   "launch-plan LAYOUT|- [-- PROGRAM ARGS...]",
 		Short: "Print the torchrun commands that start the job",
 		Long: `Turn a valid layout into the commands that start it: one torchrun per node,
 with static rendezvous (--node-rank, --master-addr) so that node i runs the
@@ -38,7 +39,8 @@ Formats: sh (a script taking the node rank), json, slurm (sbatch), k8s
 (Kubeflow PyTorchJob). For target megatron-lm the program defaults to
 examples/mimo/pretrain_mimo.py and the layout is appended as its arguments;
 for other targets the render JSON is written beside the plan and its path
-passed in MIMOPLAN_TOPOLOGY. See docs/launch.md.
+passed in MIMOPLAN_TOPOLOGY. LAYOUT '-' reads standard input. See
+docs/launch.md.
 
 --probe also checks this machine's GPUs as one node of the layout (see
 validate --probe) and writes no plan when they fall short.
@@ -48,7 +50,7 @@ GPUs), 2 usage error, 3 --probe without an NVIDIA driver or NVML.`,
 		Args: launchPlanArgs,
 	}
 	f := cmd.Flags()
-	f.StringSlice("hosts", nil, "hosts in node-rank order (comma-separated or repeated)")
+	f.StringArray("hosts", nil, "hosts in node-rank order (comma-separated or repeated)")
 	f.String("hostfile", "", "file with one host per line ('#' comments, optional slots=N)")
 	f.String("master-addr", "", "rendezvous master address (default: the first host)")
 	// A string, not an Int: pflag and viper read "010" as octal 8.
@@ -82,9 +84,14 @@ func launchPlanArgs(cmd *cobra.Command, args []string) error {
 
 // hostsFlag reads --hosts (or MIMOPLAN_HOSTS): comma-separated or
 // repeated, spaces around a name dropped, an empty name a usage error.
-func hostsFlag(v *viper.Viper) ([]string, error) {
+// The flag is a string array read by arrayFlag: pflag's string slice
+// reads its text as CSV, whose one record ends at the first line break,
+// so that "n0,n1\nn2" silently lost n2. Here the whole text is split on
+// commas, and a name with a line break in it is refused by the host name
+// check.
+func hostsFlag(cmd *cobra.Command) ([]string, error) {
 	var hosts []string
-	for _, h := range v.GetStringSlice("hosts") {
+	for _, h := range arrayFlag(cmd, "hosts") {
 		for _, part := range strings.Split(h, ",") {
 			if part = strings.TrimSpace(part); part == "" {
 				return nil, usageErr("--hosts has an empty host name")
@@ -93,6 +100,19 @@ func hostsFlag(v *viper.Viper) ([]string, error) {
 		}
 	}
 	return hosts, nil
+}
+
+// arrayFlag returns a string array flag's values exactly as given. Not
+// through viper or pflag's GetStringArray: both read the values back from
+// their CSV text, which turns "\r\n" into "\n" and ends a record at a
+// line break.
+func arrayFlag(cmd *cobra.Command, name string) []string {
+	if f := cmd.Flags().Lookup(name); f != nil {
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			return sv.GetSlice()
+		}
+	}
+	return nil
 }
 
 // launchFlags are the launch-plan settings read from flags and MIMOPLAN_*.
@@ -128,14 +148,14 @@ func readLaunchFlags(cmd *cobra.Command, v *viper.Viper, args []string) (*launch
 	if len(o.Entrypoint) == 0 {
 		return nil, usageErr("--entrypoint is empty")
 	}
-	for _, kv := range v.GetStringSlice("env") {
+	for _, kv := range arrayFlag(cmd, "env") {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || name == "" {
 			return nil, usageErr("invalid --env %q: want NAME=VALUE", kv)
 		}
 		o.Env = append(o.Env, launch.EnvVar{Name: name, Value: value})
 	}
-	hosts, err := hostsFlag(v)
+	hosts, err := hostsFlag(cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -263,6 +283,9 @@ func (lf *launchFlags) topologyPath(t *validate.Topology, layoutPath string) (st
 	if path == "" {
 		if t.Target == layout.TargetMegatronLM && lf.opts.LayoutArgs {
 			return "", nil
+		}
+		if lf.out == "" && layoutPath == layout.Stdin {
+			return "", usageErr("the layout comes from standard input, so there is no directory to put its topology beside: give --topology-out (or --out)")
 		}
 		path = launch.DefaultTopologyPath(lf.out, layoutPath)
 	}

@@ -45,7 +45,7 @@ signal N. See docs/preflight.md.`,
 	f.Duration("timeout", preflight.DefaultTimeout, "how long one step may take before it is reported")
 	f.Int("iters", preflight.DefaultIters, "timed all-reduces per group kind")
 	f.Bool("lazy-init", false, "create NCCL communicators at first use rather than splitting them from the world's")
-	f.StringSlice("hosts", nil, "several nodes: hosts in node-rank order")
+	f.StringArray("hosts", nil, "several nodes: hosts in node-rank order")
 	f.String("master-addr", "", "several nodes: rendezvous master address (default: the first host)")
 	f.String("master-port", strconv.Itoa(launch.DefaultMasterPort), "several nodes: rendezvous master port (decimal, 1-65535)")
 	f.String("entrypoint", "torchrun", `launcher in the printed lines, e.g. "python3 -m torch.distributed.run"`)
@@ -78,7 +78,7 @@ func runPreflight(cmd *cobra.Command, args []string) error {
 		MasterPortText: v.GetString("master-port"),
 		HostSource:     "--hosts",
 	}
-	if lo.Hosts, err = hostsFlag(v); err != nil {
+	if lo.Hosts, err = hostsFlag(cmd); err != nil {
 		return err
 	}
 

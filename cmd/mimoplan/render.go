@@ -20,7 +20,7 @@ func init() { register(newRenderCmd) }
 
 func newRenderCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "render LAYOUT",
+		Use:   "render LAYOUT|-",
 		Short: "Print every module's process groups",
 		Long: `Print the process groups of every module exactly as Megatron's
 HyperCommGrid builds them.
@@ -33,6 +33,7 @@ HyperCommGrid builds them.
   mimoplan render layout.yaml --by rank --offset 64 --limit 128
   mimoplan render layout.yaml --by rank --group tp,dp   with each rank's groups
   mimoplan render layout.yaml --module language --group tp,pp
+  mimoplan render - < layout.yaml                  the layout from standard input
 
 Tables fit the terminal's width (or COLUMNS, or 80 when the output is
 not a terminal). A table folds what says nothing: group kinds whose groups
@@ -110,7 +111,7 @@ func termWidth(w io.Writer) int {
 // not change the groups, so they are printed on stderr and rendering goes
 // on; validate and launch-plan fail on them.
 func loadTopology(cmd *cobra.Command, path string) (*validate.Result, error) {
-	res, err := validate.Load(path)
+	res, err := loadLayout(cmd, path, nil)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}

@@ -15,6 +15,7 @@ type Rule struct {
 // catalogue lists every rule, in the order docs/rules.md presents them.
 var catalogue = []Rule{
 	// Input and spec rules.
+	{"unreadable-file", Error, "The file cannot be read: missing, not a regular file, or not readable.", "the operating system"},
 	{"yaml-syntax", Error, "The file is not well-formed YAML, or not a YAML mapping.", "YAML 1.2"},
 	{"unknown-field", Error, "A key that the layout format does not define.", "docs/layout.md"},
 	{"invalid-value", Error, "A value of the wrong type, out of range, or missing where it is required.", "docs/layout.md"},

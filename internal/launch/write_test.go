@@ -21,7 +21,7 @@ import (
 // expand or execute.
 var hostile = []string{
 	"it's", `say "hi"`, "$(touch pwned)", "`touch pwned`", "${HOME}", "$HOME", "a b", "tab\there",
-	"new\nline", "*", "~", "!x", `back\slash`, "semi;colon", "pipe|amp&", "<in>out", "#hash", "", "-", "--",
+	"new\nline", "cr\r\nlf", "\r", "*", "~", "!x", `back\slash`, "semi;colon", "pipe|amp&", "<in>out", "#hash", "", "-", "--",
 	"--flag=it's $x", "é ünïcode", "'", `'\''`, "%s\\0", "$((1+1))", "{a,b}",
 }
 
@@ -100,7 +100,7 @@ func TestShScript(t *testing.T) {
 	bash := needBash(t)
 	p := build(t, threeModule, Options{
 		Hosts: hosts4, Program: append([]string{"train.py"}, hostile...), TopologyPath: "/shared/it's here.json",
-		Env: []EnvVar{{"EXTRA", "$(touch pwned) 'q'"}},
+		Env: []EnvVar{{"EXTRA", "$(touch pwned) 'q'\r\nnext"}},
 	})
 	script := writeScript(t, func(b *bytes.Buffer) error { return WriteSh(b, p) })
 	require.NoError(t, exec.Command(bash, "-n", script).Run(), "bash -n")
@@ -132,7 +132,7 @@ func TestShScript(t *testing.T) {
 		work, out, _ := strings.Cut(res, "|")
 		require.Equal(t, 0, code, out)
 		gotEnv, argv := record(t, filepath.Join(work, "rec.0"))
-		assert.Equal(t, []string{"PCI_BUS_ID", "1", "/shared/it's here.json", "$(touch pwned) 'q'"}, gotEnv)
+		assert.Equal(t, []string{"PCI_BUS_ID", "1", "/shared/it's here.json", "$(touch pwned) 'q'\r\nnext"}, gotEnv)
 		assert.Equal(t, n.Command[1:], argv, "node %d runs exactly its command", i)
 	}
 	for _, bad := range []string{"4", "x", "-1", "01", "1 2", "99999999999999999999"} {

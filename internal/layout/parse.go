@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -38,32 +37,6 @@ var (
 
 // maxBatch bounds batch sizes well below any overflow of their products.
 const maxBatch = 1 << 31
-
-// Load reads and parses a layout file. The error is for a file that cannot
-// be read at all (a usage problem); problems with its content are
-// diagnostics.
-func Load(path string) (*Layout, *diag.List, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read layout: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, nil, fmt.Errorf("read layout: %w", err)
-	}
-	if st.IsDir() {
-		return nil, nil, fmt.Errorf("read layout %s: is a directory", path)
-	}
-	// Read one byte past the limit so that Parse can tell the file is too big
-	// without this process ever holding more than that.
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, nil, fmt.Errorf("read layout %s: %w", path, err)
-	}
-	l, d := Parse(path, data)
-	return l, d, nil
-}
 
 type parser struct {
 	l *Layout

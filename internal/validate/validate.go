@@ -4,6 +4,8 @@ package validate
 
 import (
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/grid"
@@ -61,14 +63,19 @@ func (r *Result) Valid(strict bool) bool {
 	return e == 0 && !(strict && w > 0)
 }
 
-// Load reads, parses and checks a layout file. The error is for a file that
-// cannot be read.
+// Load reads, parses and checks a layout file ("-" is os.Stdin). The error
+// is for a file that cannot be read.
 func Load(path string) (*Result, error) { return LoadAt(path, nil) }
 
 // LoadAt is Load with the layout's target_version replaced by v, when v
 // is not nil (--target-version).
 func LoadAt(path string, v *upstream.Version) (*Result, error) {
-	l, d, err := layout.Load(path)
+	return LoadFrom(path, os.Stdin, v)
+}
+
+// LoadFrom is LoadAt with standard input given (layout.LoadFrom).
+func LoadFrom(path string, stdin io.Reader, v *upstream.Version) (*Result, error) {
+	l, d, err := layout.LoadFrom(path, stdin)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,87 @@
+package layout
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+)
+
+// Stdin is the path that names standard input, and StdinName the file name
+// its diagnostics carry.
+const (
+	Stdin     = "-"
+	StdinName = "<stdin>"
+)
+
+// Load reads and parses a layout file; "-" reads os.Stdin. The error is
+// for a file that cannot be read at all (a usage problem); problems with
+// its content are diagnostics.
+func Load(path string) (*Layout, *diag.List, error) {
+	return LoadFrom(path, os.Stdin)
+}
+
+// LoadFrom is Load with standard input given: path "-" reads stdin, any
+// other path a regular file. Anything else (a directory, a named pipe, a
+// device, a socket) is refused before it is opened, since opening a pipe
+// with no writer would wait forever.
+func LoadFrom(path string, stdin io.Reader) (*Layout, *diag.List, error) {
+	if path == Stdin {
+		data, err := readLimited(stdin)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read layout from standard input: %w", err)
+		}
+		l, d := Parse(StdinName, data)
+		return l, d, nil
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read layout: %w", err)
+	}
+	if err := regular(path, st); err != nil {
+		return nil, nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read layout: %w", err)
+	}
+	defer f.Close()
+	// The file may have been replaced between Stat and Open.
+	if st2, err := f.Stat(); err != nil || !os.SameFile(st, st2) {
+		return nil, nil, fmt.Errorf("read layout %s: the file changed while it was opened", path)
+	}
+	data, err := readLimited(f)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read layout %s: %w", path, err)
+	}
+	l, d := Parse(path, data)
+	return l, d, nil
+}
+
+// readLimited reads one byte past MaxFileSize, so that Parse can tell the
+// input is too big without this process ever holding more than that.
+func readLimited(r io.Reader) ([]byte, error) {
+	return io.ReadAll(io.LimitReader(r, MaxFileSize+1))
+}
+
+// regular refuses what is not a regular file, naming what it is.
+func regular(path string, st fs.FileInfo) error {
+	m := st.Mode()
+	if m.IsRegular() {
+		return nil
+	}
+	what := "not a regular file"
+	switch {
+	case m.IsDir():
+		what = "is a directory"
+	case m&fs.ModeNamedPipe != 0:
+		what = "is a named pipe (FIFO), not a regular file; pipe it to standard input with '-' instead"
+	case m&fs.ModeSocket != 0:
+		what = "is a socket, not a regular file"
+	case m&fs.ModeDevice != 0:
+		what = "is a device, not a regular file"
+	}
+	return fmt.Errorf("read layout %s: %s", path, what)
+}
