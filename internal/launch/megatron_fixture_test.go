@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"cmp"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -52,7 +53,7 @@ func TestMegatronArgvFixture(t *testing.T) {
 	versions := map[string]bool{}
 	for _, c := range fx.Cases {
 		versions[c.TargetVersion] = true
-		t.Run(c.Name+"@"+cmpOr(c.TargetVersion, "newest"), func(t *testing.T) {
+		t.Run(c.Name+"@"+cmp.Or(c.TargetVersion, "newest"), func(t *testing.T) {
 			src := []byte(c.LayoutText)
 			if c.Layout != "" {
 				src, err = os.ReadFile(filepath.Join(testutil.RepoRoot(), c.Layout))
