@@ -189,6 +189,8 @@ func TestEnvAndHostsExact(t *testing.T) {
 	}
 
 	four := writeLayout(t, "version: 1\ncluster: {nodes: 3, gpus_per_node: 1}\nmodules:\n- {name: language, num_ranks: 3}\n")
+	// A topology file beside the layout, not in this directory.
+	t.Setenv("MIMOPLAN_TOPOLOGY_OUT", topo)
 	code, _, errOut := mimoplan(t, "launch-plan", four, "--hosts", "n0,n1\nn2", "--", "t.py")
 	assert.Equal(t, exitUsage, code, "n2 is not dropped")
 	assert.Contains(t, errOut, `host 1 "n1\nn2" is not a host name or address`)
