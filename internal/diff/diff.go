@@ -1,0 +1,377 @@
+// Package diff compares two layouts by what they build: per module the
+// sizes, the process groups of every kind and the ranks that move between
+// them, where each rank lands (module, node, pipeline stage), and the batch
+// arithmetic. It answers whether a checkpoint can be reused as it is or
+// must be resharded.
+package diff
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/mimoplan/mimoplan/internal/grid"
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+// Pair is one value in the first layout and in the second.
+type Pair[T comparable] struct {
+	A T `json:"a"`
+	B T `json:"b"`
+}
+
+// Changed tells whether the two values differ.
+func (p Pair[T]) Changed() bool { return p.A != p.B }
+
+// Report is every difference between two layouts.
+type Report struct {
+	A         string       `json:"a"`
+	B         string       `json:"b"`
+	Identical bool         `json:"identical_groups"`
+	WorldSize Pair[int]    `json:"world_size"`
+	Mode      Pair[string] `json:"mode"`
+	GPUs      Pair[int]    `json:"gpus_per_node"` // 0: no cluster
+	Modules   []Module     `json:"modules"`
+	Ranks     Ranks        `json:"ranks"`
+	Batch     Batch        `json:"batch"`
+	Target    Pair[string] `json:"target"`
+}
+
+// Module is one module's differences. Status is same, changed, added (only
+// in B) or removed (only in A).
+type Module struct {
+	Name   string        `json:"name"`
+	Status string        `json:"status"`
+	Span   Pair[string]  `json:"span"` // [offset, end), "" when absent
+	Sizes  []Size        `json:"sizes,omitempty"`
+	Groups []GroupChange `json:"groups,omitempty"`
+	// Same lists the kinds whose groups did not change.
+	Same []string `json:"same_groups,omitempty"`
+}
+
+// Size is one parallel size that differs.
+type Size struct {
+	Name string `json:"name"`
+	Pair[int]
+}
+
+// GroupChange is a group kind whose groups differ: their number and size
+// on each side and how many ranks end up with other group mates (a rank
+// that joins or leaves the module counts).
+type GroupChange struct {
+	Kind string `json:"kind"`
+	// SameAs names an earlier kind of the list with the same groups as
+	// this one on both sides (dp_cp is dp when cp is 1 on both).
+	SameAs     string    `json:"same_as,omitempty"`
+	Groups     Pair[int] `json:"groups"`
+	Size       Pair[int] `json:"size"`
+	RanksMoved int       `json:"ranks_moved"`
+}
+
+// Ranks counts the ranks whose module, node or pipeline stage changes,
+// with the first few as examples.
+type Ranks struct {
+	ModuleChanged int          `json:"module_changed"`
+	NodeChanged   int          `json:"node_changed"`
+	StageChanged  int          `json:"stage_changed"`
+	Examples      []RankChange `json:"examples,omitempty"`
+}
+
+// RankChange is one rank's place on each side. Modules lists the modules
+// it serves (several when colocated); Stages the pp position in each
+// ("1/4"), Node is -1 without a cluster.
+type RankChange struct {
+	Rank    int                     `json:"rank"`
+	Modules Pair[string]            `json:"modules"`
+	Node    Pair[int]               `json:"node"`
+	Stages  map[string]Pair[string] `json:"stages,omitempty"`
+}
+
+// Batch is the batch settings and the arithmetic validate derives from
+// them (micro-batches, fan-out), as notes only in A and only in B.
+type Batch struct {
+	MicroBatchSize  Pair[int] `json:"micro_batch_size"`
+	GlobalBatchSize Pair[int] `json:"global_batch_size"`
+	Removed         []string  `json:"notes_removed,omitempty"`
+	Added           []string  `json:"notes_added,omitempty"`
+}
+
+// Changed tells whether anything about the batch differs.
+func (b Batch) Changed() bool {
+	return b.MicroBatchSize.Changed() || b.GlobalBatchSize.Changed() || len(b.Removed)+len(b.Added) > 0
+}
+
+// maxExamples is how many ranks a report shows as examples.
+const maxExamples = 8
+
+// Compare compares two checked layouts; both must have a topology.
+func Compare(nameA string, a *validate.Result, nameB string, b *validate.Result) *Report {
+	ta, tb := a.Topology, b.Topology
+	r := &Report{
+		A: nameA, B: nameB,
+		WorldSize: Pair[int]{ta.WorldSize, tb.WorldSize},
+		Mode:      Pair[string]{string(ta.Mode), string(tb.Mode)},
+		GPUs:      Pair[int]{gpn(ta), gpn(tb)},
+		Target:    Pair[string]{string(ta.Target), string(tb.Target)},
+	}
+	for _, ma := range ta.Modules {
+		mb := tb.Module(ma.Name)
+		if mb == nil {
+			r.Modules = append(r.Modules, Module{Name: ma.Name, Status: "removed", Span: Pair[string]{span(ma), ""}})
+			continue
+		}
+		r.Modules = append(r.Modules, compareModule(ma, mb))
+	}
+	for _, mb := range tb.Modules {
+		if ta.Module(mb.Name) == nil {
+			r.Modules = append(r.Modules, Module{Name: mb.Name, Status: "added", Span: Pair[string]{"", span(mb)}})
+		}
+	}
+	r.Identical = true
+	for _, m := range r.Modules {
+		if m.Status == "added" || m.Status == "removed" || len(m.Groups) > 0 {
+			r.Identical = false
+		}
+	}
+	r.Ranks = compareRanks(ta, tb)
+	r.Batch = compareBatch(a, b)
+	return r
+}
+
+func gpn(t *validate.Topology) int {
+	if t.Cluster == nil {
+		return 0
+	}
+	return t.Cluster.GPUsPerNode
+}
+
+func span(m *grid.Module) string {
+	return "[" + itoa(m.RankOffset) + ", " + itoa(m.RankOffset+m.NumRanks) + ")"
+}
+
+// sizeNames are the sizes a module reports, in the plan JSON's order.
+var sizeNames = []string{"num_ranks", "rank_offset", "tp", "gtp_remat", "cp", "pp", "dp", "ep", "expt_tp", "expt_gtp_remat", "expt_dp"}
+
+func sizesOf(m *grid.Module) []int {
+	return []int{m.NumRanks, m.RankOffset, m.TP, m.GTPRemat, m.CP, m.PP, m.DP, m.EP, m.ExptTP, m.ExptGTPRemat, m.ExptDP}
+}
+
+func compareModule(ma, mb *grid.Module) Module {
+	out := Module{Name: ma.Name, Status: "same", Span: Pair[string]{span(ma), span(mb)}}
+	sa, sb := sizesOf(ma), sizesOf(mb)
+	for i, n := range sizeNames {
+		if sa[i] != sb[i] {
+			out.Sizes = append(out.Sizes, Size{n, Pair[int]{sa[i], sb[i]}})
+		}
+	}
+	for _, k := range grid.GroupKinds {
+		ea, okA := ma.Group(k.Name)
+		eb, okB := mb.Group(k.Name)
+		if !okA && !okB {
+			continue
+		}
+		moved := ranksMoved(ea, okA, eb, okB, ma, mb)
+		if moved == 0 {
+			out.Same = append(out.Same, k.Name)
+			continue
+		}
+		gc := GroupChange{Kind: k.Name, RanksMoved: moved}
+		for _, prev := range out.Groups {
+			if prev.SameAs != "" {
+				continue
+			}
+			pa, _ := ma.Group(prev.Kind)
+			pb, _ := mb.Group(prev.Kind)
+			if okA && okB && pa.Equal(ea) && pb.Equal(eb) {
+				gc.SameAs = prev.Kind
+				break
+			}
+		}
+		if okA {
+			gc.Groups.A, gc.Size.A = ea.NumGroups(), ea.GroupSize()
+		}
+		if okB {
+			gc.Groups.B, gc.Size.B = eb.NumGroups(), eb.GroupSize()
+		}
+		out.Groups = append(out.Groups, gc)
+	}
+	if len(out.Sizes) > 0 || len(out.Groups) > 0 {
+		out.Status = "changed"
+	}
+	return out
+}
+
+// ranksMoved counts the ranks of either module whose group of this kind
+// is not the same set of ranks on both sides (or that is in a group on
+// one side only). Groups are compared by an order-free hash of their
+// members, and a hash match is confirmed member by member once per pair
+// of groups, so a 131,072-rank module costs a few passes over its ranks.
+func ranksMoved(ea grid.Enum, okA bool, eb grid.Enum, okB bool, ma, mb *grid.Module) int {
+	if okA && okB && ea.Equal(eb) {
+		return 0
+	}
+	var ha, hb []uint64
+	if okA {
+		ha = hashes(ea)
+	}
+	if okB {
+		hb = hashes(eb)
+	}
+	same := map[[2]int]bool{}
+	lo := min(ma.RankOffset, mb.RankOffset)
+	hi := max(ma.RankOffset+ma.NumRanks, mb.RankOffset+mb.NumRanks)
+	moved := 0
+	for r := lo; r < hi; r++ {
+		ga, gb := -1, -1
+		if okA {
+			ga = ea.GroupOf(r)
+		}
+		if okB {
+			gb = eb.GroupOf(r)
+		}
+		switch {
+		case ga < 0 && gb < 0:
+			continue
+		case ga < 0 || gb < 0:
+			moved++
+			continue
+		}
+		if ha[ga] != hb[gb] || ea.GroupSize() != eb.GroupSize() {
+			moved++
+			continue
+		}
+		key := [2]int{ga, gb}
+		eq, seen := same[key]
+		if !seen {
+			eq = sameMembers(ea, ga, eb, gb)
+			same[key] = eq
+		}
+		if !eq {
+			moved++
+		}
+	}
+	return moved
+}
+
+// hashes is an order-free hash of each group's members: the sum of a
+// mixed value of each rank.
+func hashes(e grid.Enum) []uint64 {
+	h := make([]uint64, e.NumGroups())
+	for i := range h {
+		e.Runs(i, func(start, stride, n int) {
+			for k := range n {
+				h[i] += mix(uint64(start + k*stride))
+			}
+		})
+	}
+	return h
+}
+
+// mix is splitmix64's finaliser.
+func mix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+func sameMembers(ea grid.Enum, ga int, eb grid.Enum, gb int) bool {
+	a := ea.AppendGroup(nil, ga)
+	b := eb.AppendGroup(nil, gb)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+// place is one rank's modules and stages on one side.
+type place struct {
+	modules string
+	stages  map[string]string
+}
+
+func placeOf(t *validate.Topology, r int) place {
+	p := place{stages: map[string]string{}}
+	for _, m := range t.Modules {
+		if r < m.RankOffset || r >= m.RankOffset+m.NumRanks {
+			continue
+		}
+		if p.modules != "" {
+			p.modules += "+"
+		}
+		p.modules += m.Name
+		_, v, _ := m.Grid.Coords(r, grid.BaseView)
+		p.stages[m.Name] = itoa(v[len(v)-1]) + "/" + itoa(m.PP)
+	}
+	return p
+}
+
+func compareRanks(ta, tb *validate.Topology) Ranks {
+	var out Ranks
+	ga, gb := gpn(ta), gpn(tb)
+	for r := range max(ta.WorldSize, tb.WorldSize) {
+		pa, pb := placeOf(ta, r), placeOf(tb, r)
+		node := Pair[int]{-1, -1}
+		if ga > 0 && r < ta.WorldSize {
+			node.A = r / ga
+		}
+		if gb > 0 && r < tb.WorldSize {
+			node.B = r / gb
+		}
+		moduleChanged := pa.modules != pb.modules
+		nodeChanged := node.A >= 0 && node.B >= 0 && node.Changed()
+		stages := map[string]Pair[string]{}
+		for name, sa := range pa.stages {
+			if sb, ok := pb.stages[name]; ok && sa != sb {
+				stages[name] = Pair[string]{sa, sb}
+			}
+		}
+		if moduleChanged {
+			out.ModuleChanged++
+		}
+		if nodeChanged {
+			out.NodeChanged++
+		}
+		if len(stages) > 0 {
+			out.StageChanged++
+		}
+		if (moduleChanged || nodeChanged || len(stages) > 0) && len(out.Examples) < maxExamples {
+			rc := RankChange{Rank: r, Modules: Pair[string]{pa.modules, pb.modules}, Node: node}
+			if len(stages) > 0 {
+				rc.Stages = stages
+			}
+			out.Examples = append(out.Examples, rc)
+		}
+	}
+	return out
+}
+
+func compareBatch(a, b *validate.Result) Batch {
+	var out Batch
+	if bt := a.Topology.Batch; bt != nil {
+		out.MicroBatchSize.A, out.GlobalBatchSize.A = bt.MicroBatchSize, bt.GlobalBatchSize
+	}
+	if bt := b.Topology.Batch; bt != nil {
+		out.MicroBatchSize.B, out.GlobalBatchSize.B = bt.MicroBatchSize, bt.GlobalBatchSize
+	}
+	for _, f := range a.Facts {
+		if !slices.Contains(b.Facts, f) {
+			out.Removed = append(out.Removed, f)
+		}
+	}
+	for _, f := range b.Facts {
+		if !slices.Contains(a.Facts, f) {
+			out.Added = append(out.Added, f)
+		}
+	}
+	return out
+}
+
+func itoa(v int) string { return strconv.Itoa(v) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
