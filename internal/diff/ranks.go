@@ -89,4 +89,3 @@ func compareBatch(a, b *validate.Result) Batch {
 	}
 	return out
 }
-
