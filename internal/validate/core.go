@@ -30,7 +30,7 @@ func (c *checker) core() {
 	}
 	topo := &Topology{Name: l.Name, Target: l.Target, WorldSize: l.WorldSize, Mode: c.r.Mode, Cluster: l.Cluster, Batch: l.Batch}
 	for _, m := range l.Modules {
-		gm, err := grid.NewModule(spec(&m), l.WorldSize)
+		gm, err := c.grids.build(spec(&m), l.WorldSize)
 		if err != nil {
 			// The rules above mirror every check NewModule makes; reaching
 			// this means they drifted apart, which must not pass silently.

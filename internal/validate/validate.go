@@ -95,7 +95,43 @@ func LoadFrom(path string, stdin io.Reader, v *upstream.Version) (*Result, error
 // reads the placement or the grids (communicators, runtime placement,
 // node locality) runs only once the whole topology is built.
 func Check(l *layout.Layout, d *diag.List) *Result {
-	c := &checker{l: l, d: d, r: &Result{Layout: l, Diags: d}}
+	return CheckWith(l, d, nil)
+}
+
+// Grids keeps the module grids built by earlier checks, for a caller that
+// checks many layouts sharing modules (suggest checks every candidate); a
+// grid depends only on its module's sizes and the world size, and rules
+// only read it.
+type Grids struct {
+	m map[gridKey]*grid.Module
+}
+
+type gridKey struct {
+	s     grid.Spec
+	world int
+}
+
+// NewGrids returns an empty grid cache.
+func NewGrids() *Grids { return &Grids{m: map[gridKey]*grid.Module{}} }
+
+func (g *Grids) build(s grid.Spec, world int) (*grid.Module, error) {
+	if g == nil {
+		return grid.NewModule(s, world)
+	}
+	k := gridKey{s, world}
+	if m, ok := g.m[k]; ok {
+		return m, nil
+	}
+	m, err := grid.NewModule(s, world)
+	if err == nil {
+		g.m[k] = m
+	}
+	return m, err
+}
+
+// CheckWith is Check reusing the grids of g (nil: none).
+func CheckWith(l *layout.Layout, d *diag.List, g *Grids) *Result {
+	c := &checker{l: l, d: d, r: &Result{Layout: l, Diags: d}, grids: g}
 	c.core()
 	if l.Version == 1 {
 		for _, s := range stages {
@@ -118,6 +154,7 @@ type checker struct {
 	// derived (the full grid once the topology is built), or nil when its
 	// sizes are not sound.
 	sized []*grid.Module
+	grids *Grids
 }
 
 // stage is one rule of the stages after the core rules.

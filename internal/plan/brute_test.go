@@ -1,0 +1,196 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+// toyEstimator stands in for the model in the brute-force tests: a
+// memory figure that depends on every size, so that memory prunes some
+// factorizations and not others.
+type toyEstimator struct{ weights float64 }
+
+func (toyEstimator) Shape(_ *layout.Layout, m *layout.Module) Shape {
+	return Shape{FLOPsPerSample: 1e12 * float64(len(m.Name)), Layers: 8, Hidden: 1024, Seq: 512, KVDim: 256, TopK: 2, MoELayers: 8}
+}
+
+func (e toyEstimator) Memory(_ *layout.Layout, _ *layout.Module, c *Choice) (float64, float64, bool) {
+	if e.weights == 0 {
+		return 0, 0, false
+	}
+	p := e.weights / float64(c.TP*c.GTPRemat*c.PP*c.EP)
+	return p + 1e9/float64(c.CP), p, true
+}
+
+// bruteCase is a spec and the raw values the brute force tries for each
+// open field of every module.
+type bruteCase struct {
+	name string
+	spec string
+	// open lists the module fields the spec leaves open; each takes every
+	// value 1..world_size (rank_offset 0..world_size-1).
+	open []string
+	gtp  bool
+	mem  float64 // GPU memory, 0: unchecked
+	est  toyEstimator
+}
+
+var bruteCases = []bruteCase{
+	{name: "one module, 6 GPUs, everything open", open: []string{"tp", "cp", "pp", "ep", "expt_tp"},
+		spec: "version: 1\nworld_size: 6\nmodules:\n  - name: language\n    num_experts: 6\n"},
+	{name: "two modules, 4 GPUs, tp and pp open", open: []string{"tp", "pp"},
+		spec: "version: 1\ncluster: {nodes: 2, gpus_per_node: 2}\nbatch: {micro_batch_size: 1, global_batch_size: 8}\nmodules:\n" +
+			"  - {name: vision, cp: 1, ep: 1, expt_tp: 1}\n  - {name: language, cp: 1, ep: 1, expt_tp: 1}\n"},
+	{name: "bridge, 8 GPUs, tp open, memory", open: []string{"tp"}, mem: 9e9, est: toyEstimator{weights: 16e9},
+		spec: "version: 1\ntarget: megatron-bridge\ncluster: {nodes: 2, gpus_per_node: 4}\nbatch: {micro_batch_size: 4, global_batch_size: 16}\nmodules:\n" +
+			"  - {name: vision, cp: 1, pp: 1, ep: 1, expt_tp: 1}\n  - {name: language, cp: 1, pp: 1, ep: 1, expt_tp: 1}\n"},
+	{name: "megatron-lm, 4 GPUs, tp and cp open", open: []string{"tp", "cp"},
+		spec: "version: 1\ntarget: megatron-lm\nworld_size: 4\nbatch: {micro_batch_size: 2}\nmodules:\n" +
+			"  - {name: vision, pp: 1, ep: 1, expt_tp: 1}\n  - {name: language, pp: 1, ep: 1, expt_tp: 1}\n"},
+	{name: "three modules, 4 GPUs, tp open", open: []string{"tp"},
+		spec: "version: 1\nworld_size: 4\nmodules:\n  - {name: vision, cp: 1, pp: 1, ep: 1, expt_tp: 1}\n" +
+			"  - {name: audio, cp: 1, pp: 1, ep: 1, expt_tp: 1}\n  - {name: language, cp: 1, pp: 1, ep: 1, expt_tp: 1}\n"},
+	{name: "constraints: colocated, max_tp, fixed tp", open: []string{"tp", "pp"},
+		spec: "version: 1\ncluster: {nodes: 1, gpus_per_node: 8}\ncolocated: true\nmodules:\n" +
+			"  - {name: vision, max_tp: 2, cp: 1, ep: 1, expt_tp: 1}\n  - {name: language, tp: 4, cp: 1, ep: 1, expt_tp: 1}\n"},
+	{name: "constraints: non-colocated, align node, num_ranks", open: []string{"tp", "pp"},
+		spec: "version: 1\ncluster: {nodes: 3, gpus_per_node: 2}\ncolocated: false\nmodules:\n" +
+			"  - {name: vision, align: node, cp: 1, ep: 1, expt_tp: 1}\n  - {name: language, num_ranks: 4, cp: 1, ep: 1, expt_tp: 1}\n"},
+	{name: "gtp asked, 4 GPUs", open: []string{"tp", "gtp_remat", "expt_gtp_remat"}, gtp: true,
+		spec: "version: 1\nworld_size: 4\nmodules:\n  - {name: language, cp: 1, pp: 1, ep: 1, expt_tp: 1}\n"},
+}
+
+// TestSuggestAllEqualsBruteForce compares the planner's whole kept set
+// with validate run on every raw combination of the open fields: every
+// span ([offset, offset+num_ranks) for any offset and size) and every
+// value 1..world_size of each open size, kept when validate finds no
+// error, the constraints hold and memory fits.
+func TestSuggestAllEqualsBruteForce(t *testing.T) {
+	for _, tc := range bruteCases {
+		t.Run(tc.name, func(t *testing.T) {
+			spec, d := layout.ParseSpec("spec.yaml", []byte(tc.spec))
+			require.Empty(t, d.Items, "spec")
+			want := bruteForce(t, spec, tc)
+			res, err := Search(&Request{Spec: spec, Options: Options{GTP: tc.gtp}, Est: tc.est, HW: GPUs["H100"], GPUMemory: tc.mem})
+			require.NoError(t, err)
+			var got []string
+			for _, c := range res.Candidates {
+				got = append(got, key(c.Modules))
+			}
+			slices.Sort(got)
+			require.NotEmpty(t, want, "a case must keep something")
+			require.Equal(t, want, got)
+		})
+	}
+}
+
+func bruteForce(t *testing.T, spec *layout.Layout, tc bruteCase) []string {
+	w := spec.WorldSize
+	// Every raw module: span and sizes.
+	var perModule [][]Choice
+	for i := range spec.Modules {
+		m := &spec.Modules[i]
+		var raw []Choice
+		for off := 0; off < w; off++ {
+			for n := 1; n <= w; n++ {
+				base := Choice{Name: m.Name, RankOffset: off, NumRanks: n, Sizes: Sizes{TP: m.TP, GTPRemat: m.GTPRemat, CP: m.CP, PP: m.PP, EP: m.EP, ExptTP: m.ExptTP, ExptGTPRemat: m.ExptGTPRemat}}
+				raw = append(raw, expand(base, tc.open, m, w)...)
+			}
+		}
+		perModule = append(perModule, raw)
+	}
+	var kept []string
+	cur := make([]Choice, len(perModule))
+	var walk func(i int)
+	walk = func(i int) {
+		if i == len(perModule) {
+			if ok := rawValid(t, spec, cur, tc); ok {
+				kept = append(kept, key(cur))
+			}
+			return
+		}
+		for _, c := range perModule[i] {
+			cur[i] = c
+			walk(i + 1)
+		}
+	}
+	walk(0)
+	slices.Sort(kept)
+	return kept
+}
+
+// expand sets each open field to every value 1..w.
+func expand(c Choice, open []string, m *layout.Module, w int) []Choice {
+	out := []Choice{c}
+	for _, f := range open {
+		if m.Given(f) {
+			continue
+		}
+		var next []Choice
+		for _, x := range out {
+			for v := 1; v <= w; v++ {
+				y := x
+				*map[string]*int{"tp": &y.TP, "gtp_remat": &y.GTPRemat, "cp": &y.CP, "pp": &y.PP, "ep": &y.EP, "expt_tp": &y.ExptTP, "expt_gtp_remat": &y.ExptGTPRemat}[f] = v
+				next = append(next, y)
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// rawValid: the constraints as docs/suggest.md defines them, then
+// validate, then memory.
+func rawValid(t *testing.T, spec *layout.Layout, cs []Choice, tc bruteCase) bool {
+	colocated := true
+	for i, c := range cs {
+		m := &spec.Modules[i]
+		if c.RankOffset != cs[0].RankOffset || c.NumRanks != cs[0].NumRanks {
+			colocated = false
+		}
+		if m.MaxTP > 0 && c.TP > m.MaxTP || m.Given("num_ranks") && c.NumRanks != m.NumRanks {
+			return false
+		}
+		if g := spec.Cluster; m.AlignNode && (c.RankOffset%g.GPUsPerNode != 0 || c.NumRanks%g.GPUsPerNode != 0) {
+			return false
+		}
+	}
+	if spec.Colocated != nil && len(cs) > 1 && *spec.Colocated != colocated {
+		return false
+	}
+	l := *spec
+	l.Modules = slices.Clone(spec.Modules)
+	for i, c := range cs {
+		m := &l.Modules[i]
+		m.RankOffset, m.NumRanks = c.RankOffset, c.NumRanks
+		m.TP, m.GTPRemat, m.CP, m.PP, m.EP, m.ExptTP, m.ExptGTPRemat = c.TP, c.GTPRemat, c.CP, c.PP, c.EP, c.ExptTP, c.ExptGTPRemat
+	}
+	res := validate.Check(&l, &diag.List{File: "raw"})
+	if e, _ := res.Diags.Count(); e > 0 {
+		return false
+	}
+	for i := range cs {
+		c := cs[i]
+		c.DP = c.NumRanks / (c.TP * c.GTPRemat * c.CP * c.PP)
+		if b, _, ok := tc.est.Memory(spec, &spec.Modules[i], &c); tc.mem > 0 && ok && b > tc.mem {
+			return false
+		}
+	}
+	return true
+}
+
+func key(cs []Choice) string {
+	var parts []string
+	for _, c := range cs {
+		parts = append(parts, fmt.Sprintf("%s@%d+%d:tp%d,g%d,cp%d,pp%d,v%d,ep%d,etp%d,eg%d", c.Name, c.RankOffset, c.NumRanks, c.TP, c.GTPRemat, c.CP, c.PP, c.VPP, c.EP, c.ExptTP, c.ExptGTPRemat))
+	}
+	return strings.Join(parts, " ")
+}

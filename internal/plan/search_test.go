@@ -1,0 +1,68 @@
+package plan
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/layout"
+)
+
+// The score bound never drops a candidate that belongs in the top K: the
+// top K is the head of the whole kept set, in the same order.
+func TestTopIsHeadOfAll(t *testing.T) {
+	src := "version: 1\ncluster: {nodes: 2, gpus_per_node: 4}\nbatch: {micro_batch_size: 1, global_batch_size: 32}\nmodules:\n" +
+		"  - name: vision\n  - name: language\n    num_experts: 4\n"
+	spec, d := layout.ParseSpec("s.yaml", []byte(src))
+	require.Empty(t, d.Items)
+	req := &Request{Spec: spec, Est: toyEstimator{weights: 8e9}, HW: GPUs["H100"], GPUMemory: 6e9}
+	all, err := Search(req)
+	require.NoError(t, err)
+	require.Greater(t, len(all.Candidates), 10)
+	for _, k := range []int{1, 3, 10} {
+		req.Top = k
+		top, err := Search(req)
+		require.NoError(t, err)
+		require.Len(t, top.Candidates, k)
+		for i := range top.Candidates {
+			assert.Equal(t, key(all.Candidates[i].Modules), key(top.Candidates[i].Modules), "top %d, #%d", k, i)
+		}
+		assert.Less(t, top.Checked, all.Checked, "the bound saves validations")
+	}
+	for i := 1; i < len(all.Candidates); i++ {
+		assert.False(t, less(&all.Candidates[i], &all.Candidates[i-1]), "sorted")
+	}
+}
+
+// Nothing fits: the closest misses say what blocks each.
+func TestNothingFitsGivesMisses(t *testing.T) {
+	src := "version: 1\nworld_size: 4\nmodules:\n  - name: language\n"
+	spec, d := layout.ParseSpec("s.yaml", []byte(src))
+	require.Empty(t, d.Items)
+	res, err := Search(&Request{Spec: spec, Est: toyEstimator{weights: 200e9}, HW: GPUs["H100"], GPUMemory: 8e9, Top: 5})
+	require.NoError(t, err)
+	assert.Empty(t, res.Candidates)
+	require.NotEmpty(t, res.Misses)
+	assert.Contains(t, res.Misses[0].Blocks[0], "more than gpu_memory")
+	// The closest miss is the smallest excess: the most sharded one.
+	assert.Equal(t, 16, res.Misses[0].Modules[0].TP*res.Misses[0].Modules[0].PP*res.Misses[0].Modules[0].EP)
+}
+
+func TestStepModelParts(t *testing.T) {
+	j := job{hw: Hardware{PeakFLOPs: 1e15, Efficiency: 0.5, NVLink: 400e9, Network: 50e9}, gpn: 8, samples: 64, mbs: 1}
+	s := Shape{FLOPsPerSample: 1e15, Layers: 32, Hidden: 8192, Seq: 4096, KVDim: 1024}
+	c := Choice{Name: "language", NumRanks: 16, Sizes: Sizes{TP: 8, GTPRemat: 1, CP: 1, PP: 2, EP: 1, ExptTP: 1, ExptGTPRemat: 1, DP: 1}}
+	m := j.microbatches(c.DP)
+	require.Equal(t, 64, m)
+	tm := j.time(&c, &s, m, 1e9)
+	assert.InDelta(t, 64*1e15/(16*1e15*0.5), tm.Compute, 1e-9) // 8 s
+	assert.InDelta(t, tm.Compute*1/64, tm.Bubble, 1e-9)        // (pp-1)/m
+	// tp 8 inside a node: 64 samples x 16 layers x 8 x 7/8 x 4096 x 8192 x 2 bytes over NVLink.
+	assert.InDelta(t, 64*16*8*7.0/8*4096*8192*2/400e9, tm.TP, 1e-9)
+	assert.Zero(t, tm.DP)
+	c.RankOffset = 4 // tp groups now straddle nodes: the network's bandwidth
+	far := j.time(&c, &s, m, 1e9)
+	assert.InDelta(t, tm.TP*8, far.TP, 1e-9)
+	assert.Greater(t, far.Total, tm.Total)
+}

@@ -1,0 +1,129 @@
+// Package plan searches the layouts a suggest spec allows (docs/suggest.md):
+// every placement of the modules on the cluster times every factorization
+// of each module's ranks, pruned only by conditions every valid layout
+// meets, each survivor checked by validate. It does no I/O.
+package plan
+
+import (
+	"github.com/mimoplan/mimoplan/internal/layout"
+)
+
+// Sizes are one module's parallel sizes. VPP 0 means none.
+type Sizes struct {
+	TP           int `json:"tp" yaml:"tp"`
+	GTPRemat     int `json:"gtp_remat" yaml:"gtp_remat"`
+	CP           int `json:"cp" yaml:"cp"`
+	PP           int `json:"pp" yaml:"pp"`
+	VPP          int `json:"vpp" yaml:"vpp"`
+	DP           int `json:"dp" yaml:"dp"`
+	EP           int `json:"ep" yaml:"ep"`
+	ExptTP       int `json:"expt_tp" yaml:"expt_tp"`
+	ExptGTPRemat int `json:"expt_gtp_remat" yaml:"expt_gtp_remat"`
+}
+
+// Choice is one module of a candidate: where it sits and how it splits.
+type Choice struct {
+	Name       string `json:"name" yaml:"name"`
+	RankOffset int    `json:"rank_offset" yaml:"rank_offset"`
+	NumRanks   int    `json:"num_ranks" yaml:"num_ranks"`
+	Sizes      `yaml:",inline"`
+}
+
+// Options are what the spec does not say.
+type Options struct {
+	// GTP opens gtp_remat and expt_gtp_remat where the spec leaves them
+	// out; otherwise they are 1.
+	GTP bool
+	// Layers returns a module's number of layers, for vpp (0: the module
+	// has no model, and vpp stays none).
+	Layers func(m *layout.Module) int
+}
+
+// divisors lists the divisors of n in increasing order.
+func divisors(n int) []int {
+	var lo, hi []int
+	for d := 1; d*d <= n; d++ {
+		if n%d == 0 {
+			lo = append(lo, d)
+			if d != n/d {
+				hi = append(hi, n/d)
+			}
+		}
+	}
+	for i := len(hi) - 1; i >= 0; i-- {
+		lo = append(lo, hi[i])
+	}
+	return lo
+}
+
+// values returns the values a size may take: the given one when the spec
+// fixes it, 1 when it stays closed, else the divisors of n accepted by ok.
+func values(m *layout.Module, field string, fixed int, open bool, n int, ok func(int) bool) []int {
+	if m.Given(field) {
+		if n%fixed == 0 && (ok == nil || ok(fixed)) {
+			return []int{fixed}
+		}
+		return nil
+	}
+	if !open {
+		return []int{1}
+	}
+	var out []int
+	for _, d := range divisors(n) {
+		if ok == nil || ok(d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// factorizations lists every Sizes of spec module m on n ranks that meets
+// the divisibility Megatron's ModuleGridSpec requires (n divisible by
+// tp*gtp_remat*cp*pp and by expt_tp*ep*expt_gtp_remat*pp), the spec's fixed
+// sizes and max_tp. These are necessary conditions only: validate still
+// decides.
+func factorizations(m *layout.Module, n int, opt Options) []Sizes {
+	var out []Sizes
+	maxTP := func(t int) bool { return m.MaxTP == 0 || t <= m.MaxTP }
+	layers := 0
+	if opt.Layers != nil {
+		layers = opt.Layers(m)
+	}
+	for _, tp := range values(m, "tp", m.TP, true, n, maxTP) {
+		for _, gtp := range values(m, "gtp_remat", m.GTPRemat, opt.GTP, n/tp, nil) {
+			for _, cp := range values(m, "cp", m.CP, true, n/(tp*gtp), nil) {
+				for _, pp := range values(m, "pp", m.PP, true, n/(tp*gtp*cp), nil) {
+					dp := n / (tp * gtp * cp * pp)
+					if m.Given("dp") && m.DP != dp {
+						continue
+					}
+					for _, vpp := range vppValues(m, pp, layers) {
+						for _, ep := range values(m, "ep", m.EP, true, n/pp, nil) {
+							for _, etp := range values(m, "expt_tp", m.ExptTP, true, n/(pp*ep), nil) {
+								for _, egtp := range values(m, "expt_gtp_remat", m.ExptGTPRemat, opt.GTP, n/(pp*ep*etp), nil) {
+									out = append(out, Sizes{TP: tp, GTPRemat: gtp, CP: cp, PP: pp, VPP: vpp, DP: dp, EP: ep, ExptTP: etp, ExptGTPRemat: egtp})
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// vppValues: none, or the number of virtual stages per pipeline rank, at
+// most the layers each pipeline rank holds (Megatron splits a stage's
+// layers over its virtual stages). Which of them Megatron accepts is
+// validate's to say.
+func vppValues(m *layout.Module, pp, layers int) []int {
+	if given, v := vppGiven(m); given {
+		return []int{v}
+	}
+	out := []int{0}
+	for v := 1; layers > 0 && v <= layers/pp; v++ {
+		out = append(out, v)
+	}
+	return out
+}
