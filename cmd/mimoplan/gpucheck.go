@@ -33,5 +33,16 @@ func checkGPUs(s *gpuprobe.Snapshot, res *validate.Result) {
 		return
 	}
 	res.Diags.Append(gpuprobe.CheckEnv(s, gpuprobe.NeedOf(res.Layout))...)
+	// gpu-memory-short against the smallest GPU NVML reports, where it is
+	// below cluster.gpu_memory (which validate has checked already).
+	var least uint64
+	for _, g := range s.GPUs {
+		if least == 0 || g.MemoryBytes < least {
+			least = g.MemoryBytes
+		}
+	}
+	if least > 0 && (res.Layout.GPUMemory == 0 || int64(least) < res.Layout.GPUMemory) && least <= 1<<62 {
+		validate.CheckMemory(res, int64(least), "this machine's GPU memory ("+validate.GiB(float64(least))+", NVML)")
+	}
 	res.Diags.Sort()
 }

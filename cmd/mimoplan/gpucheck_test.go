@@ -28,6 +28,10 @@ func TestValidateProbe(t *testing.T) {
 	eightPerNode := writeLayout(t, "version: 1\nname: n\ncluster: {nodes: 1, gpus_per_node: 8}\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, tp: 2}\n")
 	twoRanks := writeLayout(t, "version: 1\nworld_size: 2\nmodules:\n- {name: language, num_ranks: 2, tp: 2}\n")
 	fourRanks := writeLayout(t, "version: 1\nworld_size: 4\nmodules:\n- {name: language, num_ranks: 4, tp: 2}\n")
+	// llama3-8b on tp 2 needs about 95 GiB; on tp 2 with pp 2 about 58 GiB.
+	bigModel := writeLayout(t, "version: 1\nworld_size: 2\nmodules:\n- {name: language, num_ranks: 2, tp: 2, model: {preset: llama3-8b}}\n")
+	smallModel := writeLayout(t, "version: 1\nworld_size: 2\nmodules:\n- {name: language, num_ranks: 2, pp: 2, model: {preset: llama3-8b, num_layers: 8}}\n")
+	declared := writeLayout(t, "version: 1\ncluster: {nodes: 1, gpus_per_node: 2, gpu_memory: 40GiB}\nmodules:\n- {name: language, num_ranks: 2, tp: 2, model: {preset: llama3-8b}}\n")
 	tests := []struct {
 		name    string
 		visible *string // CUDA_VISIBLE_DEVICES; nil leaves it unset
@@ -51,6 +55,16 @@ func TestValidateProbe(t *testing.T) {
 			stdout: []string{`"GPU-bogus" does not resolve to a GPU`, "[gpu-visible-devices]", `CUDA_VISIBLE_DEVICES="0,GPU-bogus" leaves 1 of this machine's 2 GPUs visible, but world_size is 2`},
 		},
 		{name: "UUID prefix", visible: ptr("GPU-bb,GPU-aa"), args: []string{"validate", "--probe", twoRanks}, code: 0, stdout: []string{"valid:"}},
+		{
+			name: "model larger than the GPUs", args: []string{"validate", "--probe", bigModel}, code: 1,
+			stdout: []string{`:4:48: error: module "language": needs `, "more than this machine's GPU memory (80.00 GiB, NVML) [gpu-memory-short]"},
+		},
+		{name: "model fits the GPUs", args: []string{"validate", "--probe", smallModel}, code: 0, stdout: []string{"valid:"}, absent: []string{"gpu-memory-short"}},
+		{name: "no probe, no memory limit", args: []string{"validate", bigModel}, code: 0, absent: []string{"gpu-memory-short"}},
+		{
+			name: "gpu_memory smaller than NVML's: reported once, against gpu_memory", args: []string{"validate", "--probe", declared}, code: 1,
+			stdout: []string{"more than cluster.gpu_memory (40.00 GiB, line 2) [gpu-memory-short]"}, absent: []string{"NVML) [gpu-memory-short]"},
+		},
 		{
 			name: "json carries the finding", args: []string{"validate", "--probe", "--format", "json", eightPerNode}, code: 1,
 			stdout: []string{`"rule":"gpu-count-short"`, `"line":3`, `"column":36`},

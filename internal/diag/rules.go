@@ -45,6 +45,24 @@ var catalogue = []Rule{
 	{"global-batch-required", Error, "Target megatron-bridge: batch has no global_batch_size.", "Megatron-Bridge@067f987df03b src/megatron/bridge/training/config.py:2079"},
 	{"global-batch-default-not-divisible", Warning, "Target megatron-lm: a batch without global_batch_size while the language module has gtp_remat above 1.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:703, :715"},
 
+	// Model rules.
+	{"heads-not-divisible", Error, "A module's num_attention_heads is not a multiple of its tp.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_config.py:1446"},
+	{"query-groups-not-divisible", Error, "num_query_groups is neither a multiple nor a divisor of tp.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_config.py:1461"},
+	{"hidden-not-divisible", Error, "hidden_size is not a multiple of num_attention_heads and kv_channels is not given.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1332"},
+	{"ffn-not-divisible", Error, "ffn_hidden_size is not a multiple of tp (or moe_ffn_hidden_size of expt_tp).", "Megatron-LM@d98e8a64ddf3 megatron/core/tensor_parallel/layers.py:1038, :1408"},
+	{"layers-not-divisible", Error, "num_layers is not divisible by pp.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:997, megatron/core/transformer/transformer_block.py:157"},
+	{"layers-not-divisible-vpp", Error, "The layers of each pipeline stage are not divisible by vpp.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_block.py:176"},
+	{"vpp-needs-pp", Error, "vpp (the interleaved schedule) with pp 1.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1002"},
+	{"seq-not-divisible-cp", Error, "seq_length is not a multiple of 2*cp when cp > 1.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1336"},
+	{"seq-not-divisible-sp", Error, "With sequence_parallel, seq_length/cp is not divisible by tp.", "Megatron-LM@d98e8a64ddf3 megatron/core/tensor_parallel/mappings.py:72"},
+	{"sequence-parallel-needs-tp", Warning, "sequence_parallel on a module with tp 1, where Megatron turns it off.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1433"},
+	{"topk-exceeds-experts", Error, "moe_router_topk is more than num_experts.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/moe/moe_utils.py:726"},
+	{"topk-one-needs-pre-softmax", Error, "moe_router_topk 1 with a softmax router and no moe_router_pre_softmax.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_config.py:2669"},
+	{"ep-needs-experts", Error, "ep above 1 on a module whose model has no experts.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1656"},
+	{"moe-layer-freq-length", Error, "A moe_layer_freq list does not have one entry per layer.", "Megatron-LM@d98e8a64ddf3 megatron/core/models/gpt/gpt_layer_specs.py:653"},
+	{"mla-with-gqa", Error, "multi_latent_attention together with num_query_groups.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1974"},
+	{"gpu-memory-short", Error, "A module's estimated memory per GPU exceeds cluster.gpu_memory (or the GPU's, with --probe).", "Megatron-LM@d98e8a64ddf3 megatron/training/theoretical_memory_usage.py:456"},
+
 	// Target megatron-lm.
 	{"colocated-unsupported", Error, "The target runtime cannot run colocated modules.", "examples/mimo/pretrain_mimo.py, args.py validate_hetero_grid_args; Megatron-Bridge MegatronMIMOParallelismConfig._validate_heterogeneous"},
 	{"too-many-encoders", Error, "The target runtime supports at most one encoder.", "examples/mimo/training/args.py build_module_grid_specs"},

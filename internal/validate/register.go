@@ -17,6 +17,7 @@ func init() {
 		stage{needsTopology: true, run: (*checker).communicators},
 		stage{run: (*checker).batch},
 		stage{run: (*checker).targetSizes},
+		stage{run: (*checker).models},
 		stage{needsTopology: true, run: (*checker).targetPlacement},
 		stage{needsTopology: true, run: (*checker).locality},
 	)

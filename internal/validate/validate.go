@@ -54,6 +54,11 @@ type Result struct {
 	// Facts are derived figures worth showing to the user (micro-batch
 	// counts, per-encoder micro-batches), in the order they were found.
 	Facts []string
+	// Estimates holds, in layout order, the memory and FLOPs of each
+	// module with a model whose sizes and model rules are sound.
+	Estimates []ModuleEstimate
+
+	shortModules map[string]bool // modules already reported gpu-memory-short
 }
 
 // Valid reports whether the layout has no error (and, when strict, no

@@ -1,0 +1,202 @@
+package validate
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/grid"
+	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/model"
+)
+
+// RuleGPUMemoryShort is reported when a module's estimate exceeds the
+// GPU's memory.
+const RuleGPUMemoryShort = "gpu-memory-short"
+
+// ModuleEstimate is one module's model estimate, for the modules that have
+// a model and sound sizes.
+type ModuleEstimate struct {
+	Name     string
+	Index    int // into Layout.Modules
+	Parallel model.Parallel
+	Training model.Training
+	Estimate model.Estimate
+}
+
+// models runs the model rules of every module with a model, whatever the
+// other modules' state, then estimates the memory of those whose sizes and
+// model are sound and checks it against cluster.gpu_memory.
+func (c *checker) models() {
+	for i := range c.l.Modules {
+		lm := &c.l.Modules[i]
+		if lm.Model == nil || lm.TP == 0 || lm.PP == 0 || lm.CP == 0 {
+			continue
+		}
+		par := c.parallel(i)
+		tr := c.training(i)
+		bad := false
+		for _, v := range model.Check(lm.Model.Config, par, tr) {
+			c.d.Add(v.Rule, c.modelPos(lm, v.Key), lm.Name, v.Hint, "%s", v.Message)
+			bad = bad || v.Rule != model.RuleSequenceParallelNeedsTP
+		}
+		if bad || c.sized[i] == nil {
+			continue
+		}
+		c.r.Estimates = append(c.r.Estimates, ModuleEstimate{
+			Name: lm.Name, Index: i, Parallel: par, Training: tr,
+			Estimate: model.Compute(lm.Model.Config, par, tr),
+		})
+	}
+	if c.l.GPUMemory > 0 {
+		CheckMemory(c.r, c.l.GPUMemory, fmt.Sprintf("cluster.gpu_memory (%s, line %d)", GiB(float64(c.l.GPUMemory)), c.l.Pos("cluster.gpu_memory").Line))
+	}
+}
+
+// parallel is module i's sizes as the model package reads them; dp is
+// derived when the sizes are sound.
+func (c *checker) parallel(i int) model.Parallel {
+	lm := &c.l.Modules[i]
+	p := model.Parallel{
+		NumRanks: lm.NumRanks, TP: lm.TP, GTPRemat: lm.GTPRemat, CP: lm.CP, PP: lm.PP, VPP: lm.VPP,
+		EP: lm.EP, ExptTP: lm.ExptTP, ExptGTPRemat: lm.ExptGTPRemat,
+	}
+	if m := c.sized[i]; m != nil {
+		p.DP = m.DP
+	}
+	if p.VPP == 1 {
+		p.VPP = 0 // Megatron reads a vpp of 1 as none
+	}
+	return p
+}
+
+// training is module i's training options: the layout's, with its micro
+// batch as the runtime splits the batch (docs/estimate.md).
+func (c *checker) training(i int) model.Training {
+	m := c.sized[i]
+	dp := 0
+	if m != nil {
+		dp = m.DP
+	}
+	t := c.l.ModelTraining(dp)
+	b := c.l.Batch
+	if b == nil || m == nil {
+		return t
+	}
+	t.NumMicrobatches = 0
+	switch lang := c.sizedLanguage(); {
+	case c.l.Target == layout.TargetMegatronBridge:
+		// micro_batch_size is the global MIMO micro-batch.
+		if b.MicroBatchSize%m.DP == 0 {
+			t.MicroBatchSize = b.MicroBatchSize / m.DP
+		}
+		if g := b.GlobalBatchSize; g > 0 && g%b.MicroBatchSize == 0 {
+			t.NumMicrobatches = g / b.MicroBatchSize
+		}
+	case lang >= 0:
+		// micro_batch_size is per language data lane; an encoder splits
+		// each step's samples over its dp.
+		step := b.MicroBatchSize * lanes(c.sized[lang])
+		if m.Name != grid.LanguageModule && step%m.DP == 0 {
+			t.MicroBatchSize = step / m.DP
+		}
+		if g := b.GlobalBatchSize; g > 0 && g%step == 0 {
+			t.NumMicrobatches = g / step
+		}
+	}
+	return t
+}
+
+// modelPos is where a model rule points: the model key, the module key or
+// the training key its Violation names.
+func (c *checker) modelPos(lm *layout.Module, key string) diag.Pos {
+	switch {
+	case strings.HasPrefix(key, "model."):
+		return lm.Model.Pos(strings.TrimPrefix(key, "model."))
+	case strings.HasPrefix(key, "training."):
+		if c.l.Given(key) {
+			return c.l.Pos(key)
+		}
+		return lm.Model.Pos("")
+	}
+	if lm.Given(key) {
+		return lm.Pos(key)
+	}
+	return lm.Pos("model")
+}
+
+// CheckMemory reports gpu-memory-short for every estimated module whose
+// total exceeds limit bytes, once per module; what names the limit.
+func CheckMemory(r *Result, limit int64, what string) {
+	for i := range r.Estimates {
+		me := &r.Estimates[i]
+		total := me.Estimate.TotalBytes()
+		if total <= float64(limit) || r.shortModules[me.Name] {
+			continue
+		}
+		if r.shortModules == nil {
+			r.shortModules = map[string]bool{}
+		}
+		r.shortModules[me.Name] = true
+		lm := &r.Layout.Modules[me.Index]
+		e := &me.Estimate
+		r.Diags.Add(RuleGPUMemoryShort, lm.Pos("model"), me.Name, fits(lm, me, limit),
+			"needs %s per GPU on its first pipeline stage (weights and optimizer %s, activations %s), more than %s",
+			GiB(total), GiB(e.WeightAndOptimizerBytes()), GiB(e.ActivationBytes()+e.OverheadBytes()), what)
+	}
+}
+
+// fits says what would bring a module under limit: more tp or pp on the
+// same ranks, the distributed optimizer, recompute.
+func fits(lm *layout.Module, me *ModuleEstimate, limit int64) string {
+	cfg := lm.Model.Config
+	var ok []string
+	try := func(what string, p model.Parallel, t model.Training) {
+		if len(model.Check(cfg, p, t)) > 0 {
+			return
+		}
+		dense := p.TP * p.GTPRemat * p.CP * p.PP
+		if p.NumRanks%dense != 0 {
+			return
+		}
+		p.DP = p.NumRanks / dense
+		if p.NumRanks%(p.ExptTP*p.EP*p.ExptGTPRemat*p.PP) != 0 {
+			return
+		}
+		e := model.Compute(cfg, p, t)
+		if tot := e.TotalBytes(); tot <= float64(limit) {
+			ok = append(ok, fmt.Sprintf("%s (%s)", what, GiB(tot)))
+		}
+	}
+	p, t := me.Parallel, me.Training
+	for _, f := range []int{2, 4, 8} {
+		q := p
+		q.TP *= f
+		try(fmt.Sprintf("tp %d", q.TP), q, t)
+		q = p
+		q.PP *= f
+		try(fmt.Sprintf("pp %d", q.PP), q, t)
+		if len(ok) > 0 {
+			break
+		}
+	}
+	if !t.UseDistributedOptimizer {
+		u := t
+		u.UseDistributedOptimizer = true
+		try("training.use_distributed_optimizer: true", p, u)
+	}
+	for _, g := range []string{model.RecomputeSelective, model.RecomputeFull} {
+		if t.RecomputeGranularity != g {
+			u := t
+			u.RecomputeGranularity = g
+			try("training.recompute_granularity: "+g, p, u)
+		}
+	}
+	if len(ok) == 0 {
+		return "no single change of tp, pp, the distributed optimizer or recompute fits it: use more ranks, a shorter seq_length or a smaller micro-batch (mimoplan estimate shows the figures)"
+	}
+	return "fits with " + strings.Join(ok, ", or ")
+}
+
+// GiB formats bytes as GiB with two decimals.
+func GiB(b float64) string { return fmt.Sprintf("%.2f GiB", b/(1<<30)) }
