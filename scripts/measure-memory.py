@@ -9,7 +9,8 @@ records, on every rank:
 
   - torch.cuda.max_memory_allocated and max_memory_reserved after the second optimizer step,
   - nvidia-smi's used memory (the process's own and the whole GPU's) at the same moment,
-  - the same counters after model+optimizer set-up and after the first step.
+  - the same counters after model+optimizer set-up, before each optimizer step (so forward and
+    backward's peak is told apart from the optimizer step's) and after the first step.
 
 Beside it, it computes Megatron's theoretical figure for the same arguments by running
 megatron/training/theoretical_memory_usage.py from the extracted Megatron-LM tree (its one
@@ -328,8 +329,12 @@ def run(megatron_dir, name, out_path, steps):
         losses = fb(forward_step_func=forward_step, data_iterator=data, model=[model],
                     num_microbatches=ns.num_microbatches, seq_length=seq, micro_batch_size=mbs,
                     forward_only=False)
+        # Peak so far before the step: in the first step this is set-up plus forward/backward
+        # alone (the optimizer's state and temporaries come with its first step).
+        before_step = snapshot(torch)
         ok, grad_norm, _ = optimizer.step()
         snap = snapshot(torch)
+        snap["before_optimizer_step"] = before_step
         snap["update_successful"] = bool(ok)
         snap["grad_norm"] = None if grad_norm is None else float(grad_norm)
         if losses:
