@@ -213,3 +213,36 @@ func TestUnreadableFileDoc(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, string(raw), "$ mimoplan validate --format json missing.yaml\n"+out)
 }
+
+// The plan and its topology are written together or not at all, and
+// --out through a symbolic link writes the file it leads to.
+func TestLaunchPlanWritesTogether(t *testing.T) {
+	g := writeLayout(t, good)
+	dir := t.TempDir()
+	topo := filepath.Join(dir, "t.json")
+	code, _, errOut := mimoplan(t, "launch-plan", g, "--topology-out", topo, "--out", filepath.Join(dir, "nodir", "plan.sh"), "--", "t.py")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "no such file")
+	assert.NoFileExists(t, topo, "no topology without its plan")
+
+	sub := filepath.Join(dir, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	code, _, errOut = mimoplan(t, "launch-plan", g, "--out", sub, "--", "t.py")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "is a directory")
+	assert.NoFileExists(t, sub+".topology.json")
+
+	real := filepath.Join(dir, "real.sh")
+	require.NoError(t, os.WriteFile(real, []byte("old"), 0o755))
+	link := filepath.Join(dir, "plan.sh")
+	require.NoError(t, os.Symlink(real, link))
+	code, _, errOut = mimoplan(t, "launch-plan", g, "--topology-out", topo, "--out", link, "--", "t.py")
+	require.Equal(t, exitOK, code, errOut)
+	b, err := os.ReadFile(real)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "torchrun")
+	st, err := os.Lstat(link)
+	require.NoError(t, err)
+	assert.NotZero(t, st.Mode()&os.ModeSymlink, "the link stays a link")
+	assert.FileExists(t, topo)
+}

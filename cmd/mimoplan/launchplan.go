@@ -209,27 +209,32 @@ func runLaunchPlan(cmd *cobra.Command, args []string) error {
 		}
 		return silentExit(exitInvalid)
 	}
-	// The plan is made before any file is touched, so that a plan that
-	// cannot be written leaves no new topology behind.
+	// The plan is made before any file is touched; then the topology and
+	// the plan file are written together or not at all (WriteFiles checks
+	// every target first), so that a plan that cannot be written leaves
+	// no new topology behind.
 	var buf bytes.Buffer
 	if err := launch.Write(&buf, lf.format, plan); err != nil {
 		return usageErr("%v", err)
 	}
+	var files []launch.File
 	if topoPath != "" {
-		err := launch.WriteFile(topoPath, 0o644, func(w io.Writer) error { return render.JSON(w, res.Topology) })
-		if err != nil {
-			return fmt.Errorf("topology: %w", err)
-		}
+		files = append(files, launch.File{Path: topoPath, Mode: 0o644, Write: func(w io.Writer) error { return render.JSON(w, res.Topology) }})
+	}
+	if lf.out != "" {
+		files = append(files, launch.File{Path: lf.out, Mode: launch.FileMode(lf.format), Write: func(w io.Writer) error {
+			_, err := w.Write(buf.Bytes())
+			return err
+		}})
+	}
+	if err := launch.WriteFiles(files...); err != nil {
+		return usageErr("%v", err)
+	}
+	if topoPath != "" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "mimoplan: wrote the topology to %s\n", topoPath)
 	}
 	if lf.out == "" {
 		_, err := buf.WriteTo(cmd.OutOrStdout())
-		return err
-	}
-	if err := launch.WriteFile(lf.out, launch.FileMode(lf.format), func(w io.Writer) error {
-		_, err := buf.WriteTo(w)
-		return err
-	}); err != nil {
 		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "mimoplan: wrote the %s plan to %s\n", lf.format, lf.out)

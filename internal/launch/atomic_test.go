@@ -1,0 +1,165 @@
+package launch
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func text(s string) func(io.Writer) error {
+	return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
+}
+
+func names(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// Plan and topology are written together or not at all: a target that
+// cannot be written stops the others before any is touched.
+func TestWriteFilesTogether(t *testing.T) {
+	dir := t.TempDir()
+	topo, plan := filepath.Join(dir, "t.json"), filepath.Join(dir, "plan.sh")
+	require.NoError(t, os.WriteFile(topo, []byte("old"), 0o644))
+
+	err := WriteFiles(File{topo, 0o644, text("new")}, File{filepath.Join(dir, "nodir", "plan.sh"), 0o755, text("#!")})
+	assert.ErrorContains(t, err, "no such file")
+	b, _ := os.ReadFile(topo)
+	assert.Equal(t, "old", string(b), "the topology is untouched")
+	assert.Equal(t, []string{"t.json"}, names(t, dir), "no temporary file left")
+
+	sub := filepath.Join(dir, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	err = WriteFiles(File{plan, 0o755, text("#!")}, File{sub, 0o644, text("x")})
+	assert.ErrorContains(t, err, "is a directory")
+	assert.NoFileExists(t, plan, "checked before anything is written")
+
+	failing := func(io.Writer) error { return errors.New("boom") }
+	err = WriteFiles(File{topo, 0o644, text("new")}, File{plan, 0o755, failing})
+	assert.ErrorContains(t, err, "boom")
+	b, _ = os.ReadFile(topo)
+	assert.Equal(t, "old", string(b))
+	assert.Equal(t, []string{"sub", "t.json"}, names(t, dir))
+
+	require.NoError(t, WriteFiles(File{topo, 0o644, text("new")}, File{plan, 0o755, text("#!")}))
+	b, _ = os.ReadFile(topo)
+	assert.Equal(t, "new", string(b))
+	st, err := os.Stat(plan)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o755), st.Mode().Perm())
+}
+
+// A symbolic link is written through: its target gets the new content and
+// the link stays a link. One that leads nowhere, or to a directory, is
+// refused.
+func TestWriteFileThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real", "plan.sh")
+	require.NoError(t, os.Mkdir(filepath.Dir(real), 0o755))
+	require.NoError(t, os.WriteFile(real, []byte("old"), 0o644))
+	link := filepath.Join(dir, "plan.sh")
+	require.NoError(t, os.Symlink(real, link))
+	chain := filepath.Join(dir, "chain.sh")
+	require.NoError(t, os.Symlink("plan.sh", chain))
+
+	require.NoError(t, WriteFile(chain, 0o755, text("new")))
+	b, _ := os.ReadFile(real)
+	assert.Equal(t, "new", string(b))
+	for _, l := range []string{link, chain} {
+		st, err := os.Lstat(l)
+		require.NoError(t, err)
+		assert.NotZero(t, st.Mode()&os.ModeSymlink, "%s is still a link", l)
+	}
+	assert.Equal(t, []string{"plan.sh"}, names(t, filepath.Dir(real)), "the temporary file was beside the target")
+
+	dangling := filepath.Join(dir, "dangling.sh")
+	require.NoError(t, os.Symlink(filepath.Join(dir, "nowhere", "x"), dangling))
+	assert.ErrorContains(t, WriteFile(dangling, 0o644, text("x")), "leads nowhere")
+	toDir := filepath.Join(dir, "todir")
+	require.NoError(t, os.Symlink(filepath.Dir(real), toDir))
+	assert.ErrorContains(t, WriteFile(toDir, 0o644, text("x")), "is a directory")
+	if runtime.GOOS != "windows" {
+		assert.ErrorContains(t, WriteFile(os.DevNull, 0o644, text("x")), "not a regular file")
+	}
+}
+
+// deadPID returns the pid of a process that has ended.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	require.NoError(t, cmd.Run())
+	return cmd.Process.Pid
+}
+
+func TestStaleTempsRemoved(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no process check")
+	}
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan.sh")
+	dead, alive := tmpName(plan, deadPID(t)), tmpName(plan, os.Getppid())
+	other := tmpName(filepath.Join(dir, "other.sh"), deadPID(t))
+	foreign := filepath.Join(dir, ".plan.sh-123456")
+	for _, f := range []string{dead, alive, other, foreign} {
+		require.NoError(t, os.WriteFile(f, []byte("partial"), 0o755))
+	}
+	require.NoError(t, WriteFile(plan, 0o755, text("#!")))
+	assert.NoFileExists(t, dead, "a dead run's leftover is removed")
+	assert.FileExists(t, alive, "a running process's file is left alone")
+	assert.FileExists(t, other, "another target's files are left alone")
+	assert.FileExists(t, foreign, "names mimoplan does not make are left alone")
+}
+
+// The real case: a writer killed with SIGKILL in the middle of a write
+// leaves its temporary file; the next write of the target removes it.
+func TestKilledWriterLeftoverRemoved(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGKILL")
+	}
+	if path := os.Getenv("MIMOPLAN_TEST_WRITER"); path != "" {
+		_ = WriteFile(path, 0o755, func(w io.Writer) error {
+			io.WriteString(w, strings.Repeat("half a plan\n", 1000))
+			w.(*bufio.Writer).Flush()
+			fmt.Println("writing")
+			select {} // until killed
+		})
+		return
+	}
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan.sh")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledWriterLeftoverRemoved$")
+	cmd.Env = append(os.Environ(), "MIMOPLAN_TEST_WRITER="+plan)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "writing\n", line)
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+
+	left := tmpName(plan, cmd.Process.Pid)
+	assert.FileExists(t, left, "kill -9 leaves the temporary file")
+	assert.NoFileExists(t, plan)
+	require.NoError(t, WriteFile(plan, 0o755, text("#!")))
+	assert.NoFileExists(t, left)
+	assert.Equal(t, []string{"plan.sh"}, names(t, dir))
+	assert.True(t, strings.HasPrefix(filepath.Base(left), ".plan.sh."+strconv.Itoa(cmd.Process.Pid)))
+}
