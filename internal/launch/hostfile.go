@@ -2,6 +2,7 @@ package launch
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -15,18 +16,20 @@ type Hostfile struct {
 	Slots []int // slots=N of each host; 0 when not given
 }
 
-// maxHostfile bounds what ParseHostfile reads; a host list of 16,384 nodes
-// is well under 1 MiB.
-const maxHostfile = 16 << 20
+// maxHostLine is the longest line ParseHostfile reads. The file itself may
+// be of any size: it is read a line at a time, so only the hosts are kept.
+const maxHostLine = 1 << 20
 
 // ParseHostfile reads the MPI/DeepSpeed style host list: one host per line,
 // '#' starting a comment, blank lines ignored, and an optional slots=N
-// after the host. Anything else on a line is an error naming the line.
+// after the host. Anything else on a line is an error naming the line, and
+// so is a line over maxHostLine bytes.
 func ParseHostfile(r io.Reader) (*Hostfile, error) {
 	h := &Hostfile{}
-	sc := bufio.NewScanner(io.LimitReader(r, maxHostfile))
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for line := 1; sc.Scan(); line++ {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxHostLine)
+	line := 1
+	for ; sc.Scan(); line++ {
 		text := sc.Text()
 		if i := strings.IndexByte(text, '#'); i >= 0 {
 			text = text[:i]
@@ -51,7 +54,9 @@ func ParseHostfile(r io.Reader) (*Hostfile, error) {
 		h.Lines = append(h.Lines, line)
 		h.Slots = append(h.Slots, slots)
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("line %d: longer than %d bytes: a host list has one host per line", line, maxHostLine)
+	} else if err != nil {
 		return nil, fmt.Errorf("read host list: %w", err)
 	}
 	return h, nil

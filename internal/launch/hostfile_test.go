@@ -2,6 +2,7 @@ package launch
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -36,6 +37,38 @@ func TestParseHostfile(t *testing.T) {
 
 	_, err = ParseHostfile(io.MultiReader(strings.NewReader("a\n"), errReader{}))
 	assert.ErrorContains(t, err, "read host list")
+}
+
+// A host list of any size is read whole: 2,097,152 hosts (29 MB) with the
+// last one intact, where a 16 MiB cap once cut it at host 1,398,102.
+func TestParseHostfileLarge(t *testing.T) {
+	const n = 2 << 20
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "node-%07d slots=8\n", i)
+	}
+	b.WriteString("last-host") // no newline at the end
+	h, err := ParseHostfile(strings.NewReader(b.String()))
+	require.NoError(t, err)
+	require.Len(t, h.Hosts, n+1)
+	assert.Equal(t, "node-2097151", h.Hosts[n-1])
+	assert.Equal(t, "last-host", h.Hosts[n])
+	assert.Equal(t, n+1, h.Lines[n])
+	assert.Equal(t, 0, h.Slots[n])
+}
+
+// A line past the limit is refused by its number, never cut.
+func TestParseHostfileLongLine(t *testing.T) {
+	src := "a\n# " + strings.Repeat("x", maxHostLine) + "\nb\n"
+	_, err := ParseHostfile(strings.NewReader(src))
+	assert.EqualError(t, err, "line 2: longer than 1048576 bytes: a host list has one host per line")
+
+	// Just under the limit is a line like any other.
+	src = "a\n# " + strings.Repeat("x", maxHostLine-3) + "\nb\n"
+	h, err := ParseHostfile(strings.NewReader(src))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b"}, h.Hosts)
+	assert.Equal(t, []int{1, 3}, h.Lines)
 }
 
 type errReader struct{}

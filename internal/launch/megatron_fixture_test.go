@@ -1,0 +1,122 @@
+package launch
+
+import (
+	"cmp"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/testutil"
+	"github.com/mimoplan/mimoplan/internal/upstream"
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+// argvFixture is internal/launch/testdata/megatron-lm/argv.json, written by
+// scripts/gen-megatron-argv-fixtures.py, which parses mimoplan's plans with
+// each Megatron-LM version's own add_hetero_grid_args and
+// build_module_grid_specs.
+type argvFixture struct {
+	Mirror string `json:"megatron_lm_mirror"`
+	Cases  []struct {
+		Name          string           `json:"name"`
+		Layout        string           `json:"layout"`
+		LayoutText    string           `json:"layout_text"`
+		TargetVersion string           `json:"target_version"`
+		ProgramArgs   []string         `json:"program_args"`
+		Upstream      string           `json:"upstream"`
+		Argv          []string         `json:"argv"`
+		WorldSize     int              `json:"world_size"`
+		Specs         []map[string]any `json:"specs"`
+		Other         map[string]any   `json:"other_generation_errors"`
+		UpstreamError string           `json:"upstream_error"`
+	} `json:"cases"`
+}
+
+// TestMegatronArgvFixture: the argv launch-plan writes today is the argv
+// upstream parsed, and the ModuleGridSpecs upstream built from it are the
+// layout's grids; the plans launch-plan refuses are the ones upstream
+// stops on.
+func TestMegatronArgvFixture(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "megatron-lm", "argv.json"))
+	require.NoError(t, err)
+	var fx argvFixture
+	require.NoError(t, json.Unmarshal(raw, &fx))
+	require.Len(t, fx.Mirror, 40)
+	require.NotEmpty(t, fx.Cases)
+	versions := map[string]bool{}
+	for _, c := range fx.Cases {
+		versions[c.TargetVersion] = true
+		t.Run(c.Name+"@"+cmp.Or(c.TargetVersion, "newest"), func(t *testing.T) {
+			src := []byte(c.LayoutText)
+			if c.Layout != "" {
+				src, err = os.ReadFile(filepath.Join(testutil.RepoRoot(), c.Layout))
+				require.NoError(t, err)
+			}
+			l, d := layout.Parse("layout.yaml", src)
+			if c.TargetVersion != "" {
+				l.TargetVersion, err = upstream.Parse(c.TargetVersion)
+				require.NoError(t, err)
+			}
+			res := validate.Check(l, d)
+			require.True(t, res.Valid(false), "%v", res.Diags.Items)
+			o := Options{LayoutArgs: true, MasterPort: DefaultMasterPort}
+			if c.ProgramArgs != nil {
+				o.Program = append([]string{DefaultProgram}, c.ProgramArgs...)
+			}
+			if res.Topology.Cluster != nil {
+				for i := 0; i < res.Topology.Cluster.Nodes; i++ {
+					o.Hosts = append(o.Hosts, "node"+strconv.Itoa(i))
+				}
+			}
+			p, diags, err := Build(res, o)
+			require.NoError(t, err)
+
+			if c.UpstreamError != "" {
+				// Upstream stops (a TypeError without --micro-batch-size,
+				// its fan-out ValueError); so does launch-plan.
+				assert.Nil(t, p, "upstream: %s", c.UpstreamError)
+				require.NotEmpty(t, diags.Items)
+				assert.Equal(t, "micro-batch-required", diags.Items[0].Rule)
+				return
+			}
+			require.NotNil(t, p, "%v", diags.Items)
+			assert.Equal(t, c.Argv, p.Program[1:], "the argv %s parsed", c.Upstream)
+			assert.Equal(t, c.WorldSize, res.Topology.WorldSize)
+
+			require.Len(t, c.Specs, len(res.Topology.Modules))
+			for _, s := range c.Specs {
+				m := res.Topology.Module(s["name"].(string))
+				require.NotNil(t, m, "module %v", s["name"])
+				want := map[string]int{
+					"num_ranks": m.NumRanks, "rank_offset": m.RankOffset, "tp": m.TP, "cp": m.CP, "pp": m.PP,
+					"dp": m.DP, "ep": m.EP, "expt_tp": m.ExptTP, "expt_dp": m.ExptDP,
+					"gtp_remat": m.GTPRemat, "expt_gtp_remat": m.ExptGTPRemat,
+				}
+				for k, v := range want {
+					got, ok := s[k]
+					if !ok { // a ModuleGridSpec before GTP: no such field, so 1
+						assert.Equal(t, 1, v, "%s %s", m.Name, k)
+						continue
+					}
+					assert.Equal(t, float64(v), got, "%s %s", m.Name, k)
+				}
+			}
+			// The other name generation's args.py rejects this argv.
+			require.NotEmpty(t, c.Other)
+			for v, e := range c.Other {
+				assert.Contains(t, e, "unrecognized arguments", "%s's parser", v)
+			}
+		})
+	}
+	for _, v := range []string{"", "5375", "6570", "2026-08-22"} {
+		assert.True(t, versions[v], "fixture covers version %q", v)
+	}
+	assert.True(t, strings.Contains(string(raw), "--mimo-llm-only"), "the newest names are exercised")
+}

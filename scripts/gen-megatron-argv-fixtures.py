@@ -1,0 +1,360 @@
+#!/usr/bin/env python3
+"""Runs Megatron-LM's own argument parsing on the argv mimoplan emits and
+writes the fixture internal/launch's tests compare against.
+
+For every case (a layout, a target version, optional program arguments) the
+script asks mimoplan for the plan (launch-plan --format json), takes the
+program's arguments, and parses them with the parser of that version of
+Megatron-LM's examples/mimo/training/args.py:
+
+  add_hetero_grid_args(parser)                  the grid arguments
+  build_module_grid_specs(args, world, encoder) the ModuleGridSpecs
+
+beside Megatron's own --micro-batch-size, --global-batch-size,
+--num-experts, --tensor-parallel-num-weight-shards and
+--expert-tensor-parallel-num-weight-shards (declared here as
+megatron/training/arguments.py declares them: int, default None), with
+parse_args, so that an argument the version does not know fails the case.
+
+Upstream's code is never committed: args.py, topology.py (ModuleGridSpec),
+model_parallel_config.py (resolve_tensor_parallel_weight_shards) and
+role.py (MIMO_LANGUAGE_MODULE_KEY) are extracted from the Megatron-LM mirror
+at each version's commit and imported from a temporary directory; torch,
+torch.distributed and the Megatron modules they import but these functions
+never call are stubs.
+
+Versions and where their argument names come from:
+
+  5375        args.py at b1884d11b450 (PR #5375, 2026-06-23)
+  2026-07-24  args.py at 2d754e65bfe6 (PR #5979)
+  6570        args.py at cfb8e46ffe08 (PR #6570, 2026-08-18)
+  2026-08-22  args.py at d98e8a64ddf3 (the mirror's HEAD)
+  newest      PR #6894 (2026-08-26) is after the mirror's HEAD and its
+              args.py is not available here. Its parser is derived from
+              HEAD's args.py by the rename PR #6894 made, --encoder-* /
+              --llm-* to --mimo-encoder-* / --mimo-llm-* and args.X to
+              args.mimo_X; the derived parser is then checked against
+              PR #6894's own test (tests/unit_tests/models/mimo/
+              test_mimo_hetero_grid_args.py): its destinations are exactly
+              the mimo_* ones that test lists, and each old flag is an
+              error.
+
+Usage: scripts/gen-megatron-argv-fixtures.py [--megatron DIR] [--mimoplan BIN]
+Writes internal/launch/testdata/megatron-lm/argv.json.
+"""
+
+import argparse
+import dataclasses
+import importlib.util
+import inspect
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+import types
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "internal", "launch", "testdata", "megatron-lm", "argv.json")
+
+FILES = [
+    "examples/mimo/training/args.py",
+    "examples/mimo/training/topology.py",
+    "megatron/core/model_parallel_config.py",
+    "megatron/core/models/mimo/config/role.py",
+]
+
+# version as mimoplan takes it -> (commit, rename to --mimo-*)
+VERSIONS = {
+    "5375": ("b1884d11b4507d8a26d8d66d0f01892284213892", False),
+    "2026-07-24": ("2d754e65bfe619ffd4fb3a1a87cb1416a4d155d5", False),
+    "6570": ("cfb8e46ffe08fa027c38ffbe3898e7d8937bd019", False),
+    "2026-08-22": ("d98e8a64ddf34856e74b24714e3bedb2f5a39553", False),
+    "": ("d98e8a64ddf34856e74b24714e3bedb2f5a39553", True),
+}
+
+# PR #6894's test_parser_uses_mimo_prefixed_destinations lists these.
+MIMO_DESTS = [
+    "mimo_encoder_tp", "mimo_encoder_dp", "mimo_llm_offset", "mimo_llm_tp", "mimo_llm_cp",
+    "mimo_llm_pp", "mimo_llm_dp", "mimo_llm_ep", "mimo_llm_expt_tp", "mimo_llm_only",
+    "mimo_encoder_ddp_overlap",
+]
+# and test_parser_rejects_unprefixed_grid_flags these.
+OLD_FLAGS = [
+    "--encoder-tp", "--encoder-dp", "--encoder-ddp-overlap", "--llm-offset", "--llm-tp",
+    "--llm-cp", "--llm-pp", "--llm-dp", "--llm-ep", "--llm-expt-tp", "--llm-only",
+]
+
+GTP = """version: 1
+name: gtp-vlm
+target: megatron-lm
+world_size: 16
+batch: {micro_batch_size: 2, global_batch_size: 24}
+modules:
+  - {name: vision, num_ranks: 4, tp: 2}
+  - {name: language, num_ranks: 12, tp: 2, gtp_remat: 2, ep: 3, expt_tp: 2, expt_gtp_remat: 2, num_experts: 6}
+"""
+PIPELINE = """version: 1
+name: pp-moe-vlm
+target: megatron-lm
+world_size: 10
+batch: {micro_batch_size: 1}
+modules:
+  - {name: vision, num_ranks: 2}
+  - {name: language, num_ranks: 8, tp: 2, pp: 2, ep: 2, expt_tp: 2, num_experts: 8}
+"""
+NO_BATCH = "testdata/launch/vlm-no-batch.yaml"
+OLD = ["5375", "2026-07-24", "6570", "2026-08-22"]
+ALL = OLD + [""]
+
+# (name, layout path or text, versions, program arguments after the program)
+CASES = [
+    ("nemotron", "layouts/nemotron-vlm-8gpu.yaml", ALL, []),
+    ("llm-only", "layouts/llm-only-moe-16gpu.yaml", ALL, []),
+    ("pipeline and experts", PIPELINE, ALL, []),
+    ("gtp", GTP, ["6570", "2026-08-22", ""], []),
+    ("micro-batch from the program", NO_BATCH, ALL, ["--micro-batch-size", "4"]),
+]
+# Plans mimoplan refuses (micro-batch-required): the argv it would have
+# written, run through upstream to show that upstream stops too.
+REFUSED = [
+    ("no micro-batch", NO_BATCH, ALL, None),
+    ("micro-batch fails the fan-out check", NO_BATCH, ALL, "1"),
+]
+
+
+class Stub(types.ModuleType):
+    """A module whose every attribute is another stub: enough for imports
+    and annotations that the parsing code never calls."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return Stub(self.__name__ + "." + name)
+
+    def __call__(self, *a, **k):
+        return Stub(self.__name__ + "()")
+
+    def __mro_entries__(self, bases):
+        return (object,)
+
+    def __or__(self, other):
+        return self
+
+    __ror__ = __or__
+
+
+def extract(mirror, commit, dest):
+    data = subprocess.check_output(["git", "-C", mirror, "archive", commit, *FILES])
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(dest, filter="data")
+
+
+def mimo_rename(src):
+    """PR #6894's rename applied to an args.py before it."""
+    src = re.sub(r"--(encoder|llm)-", r"--mimo-\1-", src)
+    src = re.sub(r"\bargs\.(encoder|llm)_", r"args.mimo_\1_", src)
+    src = re.sub(r'"(encoder_ddp_overlap)"', r'"mimo_\1"', src)
+    return src
+
+
+def load_module(name, path, src=None):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    if src is None:
+        spec.loader.exec_module(mod)
+    else:
+        exec(compile(src, path, "exec"), mod.__dict__)
+    return mod
+
+
+def load(root, rename):
+    """Imports one version's files from root with everything else stubbed."""
+    for k in list(sys.modules):
+        if k.split(".")[0] in ("torch", "megatron", "examples"):
+            del sys.modules[k]
+    for name in ["torch", "torch.distributed", "torch.nn",
+                 "megatron.core.hyper_comm_grid", "megatron.core.parallel_state",
+                 "megatron.core.process_groups_config"]:
+        sys.modules[name] = Stub(name)
+    for pkg in ["megatron", "megatron.core", "megatron.core.models", "megatron.core.models.mimo",
+                "megatron.core.models.mimo.config", "examples", "examples.mimo", "examples.mimo.training"]:
+        m = types.ModuleType(pkg)
+        m.__path__ = [os.path.join(root, *pkg.split("."))]
+        sys.modules[pkg] = m
+    load_module("megatron.core.models.mimo.config.role", os.path.join(root, "megatron/core/models/mimo/config/role.py"))
+    if os.path.exists(os.path.join(root, "megatron/core/model_parallel_config.py")):
+        load_module("megatron.core.model_parallel_config", os.path.join(root, "megatron/core/model_parallel_config.py"))
+    load_module("examples.mimo.training.topology", os.path.join(root, "examples/mimo/training/topology.py"))
+    path = os.path.join(root, "examples/mimo/training/args.py")
+    src = open(path).read()
+    return load_module("examples.mimo.training.args", path, mimo_rename(src) if rename else src)
+
+
+def parser_for(args_mod):
+    p = argparse.ArgumentParser(prog="pretrain_mimo.py", allow_abbrev=False, exit_on_error=False)
+    g = p.add_argument_group("megatron")
+    for flag in ["--micro-batch-size", "--global-batch-size", "--num-experts",
+                 "--tensor-parallel-num-weight-shards", "--expert-tensor-parallel-num-weight-shards"]:
+        g.add_argument(flag, type=int, default=None)
+    args_mod.add_hetero_grid_args(p)
+    return p
+
+
+def check_rename(args_mod):
+    """The derived PR #6894 parser against PR #6894's own test."""
+    p = argparse.ArgumentParser()
+    args_mod.add_hetero_grid_args(p)
+    dests = sorted(vars(p.parse_args([])))
+    if dests != sorted(MIMO_DESTS):
+        sys.exit(f"derived --mimo-* parser has {dests}, PR #6894's test wants {sorted(MIMO_DESTS)}")
+    for flag in OLD_FLAGS:
+        q = argparse.ArgumentParser(exit_on_error=False)
+        args_mod.add_hetero_grid_args(q)
+        try:
+            with open(os.devnull, "w") as null:
+                saved, sys.stderr = sys.stderr, null
+                try:
+                    q.parse_args([flag])
+                finally:
+                    sys.stderr = saved
+        except (SystemExit, argparse.ArgumentError):
+            continue
+        sys.exit(f"derived --mimo-* parser accepts {flag}, which PR #6894 rejects")
+
+
+def upstream(args_mod, argv, world, encoder):
+    """Parses argv and builds the specs; returns (specs, error)."""
+    p = parser_for(args_mod)
+    err = io.StringIO()
+    saved, sys.stderr = sys.stderr, err
+    try:
+        ns = p.parse_args(argv)
+    except argparse.ArgumentError as e:
+        return None, f"argparse: {e}"
+    except SystemExit:
+        return None, "argparse: " + err.getvalue().strip().splitlines()[-1]
+    finally:
+        sys.stderr = saved
+    fn = args_mod.build_module_grid_specs
+    try:
+        if "encoder_module_name" in inspect.signature(fn).parameters:
+            specs = fn(ns, world, encoder)
+        else:
+            specs = fn(ns, world)
+    except Exception as e:  # upstream's own ValueError or TypeError
+        return None, f"{type(e).__name__}: {e}"
+    return [dataclasses.asdict(s) for s in specs], None
+
+
+def plan(mimoplan, layout, version, prog):
+    cmd = [mimoplan, "launch-plan", layout, "--format", "json"]
+    m = re.search(r"\bnodes: (\d+)", open(os.path.join(ROOT, layout)).read())
+    if m and int(m.group(1)) > 1:
+        cmd += ["--hosts", ",".join(f"node{i}" for i in range(int(m.group(1))))]
+    if version:
+        cmd += ["--target-version", version]
+    if prog is not None:
+        cmd += ["--", "examples/mimo/pretrain_mimo.py", *prog]
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    if r.returncode != 0:
+        sys.exit(f"{' '.join(cmd)}: exit {r.returncode}\n{r.stderr}")
+    p = json.loads(r.stdout)
+    command = p["nodes"][0]["command"]
+    i = command.index("examples/mimo/pretrain_mimo.py")
+    return command[i + 1:], p["world_size"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--megatron", default="/work/.mirror/NVIDIA+Megatron-LM/repo")
+    ap.add_argument("--mimoplan", default=None, help="mimoplan binary (default: go build one)")
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="mimoplan-argv-")
+    mimoplan = a.mimoplan
+    if mimoplan is None:
+        mimoplan = os.path.join(tmp, "mimoplan")
+        subprocess.check_call(["go", "build", "-o", mimoplan, "./cmd/mimoplan"], cwd=ROOT)
+    layouts = {}
+
+    def layout_path(name, src):
+        if not src.startswith("version:"):
+            return src, src
+        path = os.path.join(tmp, re.sub(r"\W+", "-", name) + ".yaml")
+        with open(path, "w") as f:
+            f.write(src)
+        layouts[name] = src
+        return path, None
+
+    mods = {}
+    for v, (commit, rename) in VERSIONS.items():
+        d = os.path.join(tmp, "v" + (v or "newest"))
+        os.makedirs(d)
+        extract(a.megatron, commit, d)
+        mods[v] = load(d, rename)
+        if rename:
+            check_rename(mods[v])
+        # The module objects stay usable once sys.modules moves on.
+        mods[v] = types.SimpleNamespace(
+            add_hetero_grid_args=mods[v].add_hetero_grid_args,
+            build_module_grid_specs=mods[v].build_module_grid_specs)
+
+    def source(v):
+        commit, rename = VERSIONS[v]
+        if rename:
+            return f"Megatron-LM PR #6894 rename applied to examples/mimo/training/args.py at {commit}"
+        return f"Megatron-LM examples/mimo/training/args.py at {commit}"
+
+    cases = []
+    for name, lay, versions, prog in CASES:
+        path, file = layout_path(name, lay)
+        for v in versions:
+            argv, world = plan(mimoplan, path, v, prog if prog else None)
+            specs, err = upstream(mods[v], argv, world, "vision")
+            if err:
+                sys.exit(f"{name} at {v or 'newest'}: upstream rejects mimoplan's plan {argv}: {err}")
+            rejected = {}
+            for w in ALL:
+                if w == v or VERSIONS[w][1] == VERSIONS[v][1]:
+                    continue
+                _, e = upstream(mods[w], argv, world, "vision")
+                rejected[w or "newest"] = e
+            cases.append({"name": name, "layout": file, "layout_text": layouts.get(name),
+                          "target_version": v, "program_args": prog, "upstream": source(v),
+                          "argv": argv, "world_size": world, "specs": specs,
+                          "other_generation_errors": rejected})
+    for name, lay, versions, mbs in REFUSED:
+        for v in versions:
+            argv, world = plan(mimoplan, lay, v, ["--micro-batch-size", "4"])
+            i = argv.index("--micro-batch-size")
+            if mbs is None:
+                argv = argv[:i] + argv[i + 2:]
+                prog = []
+            else:
+                argv = argv[:i + 1] + [mbs] + argv[i + 2:]
+                prog = ["--micro-batch-size", mbs]
+            _, err = upstream(mods[v], argv, world, "vision")
+            if not err:
+                sys.exit(f"{name} at {v or 'newest'}: upstream accepts {argv}")
+            cases.append({"name": name, "layout": lay, "target_version": v, "program_args": prog,
+                          "upstream": source(v), "argv": argv, "world_size": world,
+                          "upstream_error": err})
+    out = {
+        "generated_by": "scripts/gen-megatron-argv-fixtures.py",
+        "megatron_lm_mirror": subprocess.check_output(
+            ["git", "-C", a.megatron, "rev-parse", "HEAD"], text=True).strip(),
+        "cases": cases,
+    }
+    os.makedirs(os.path.dirname(OUT), exist_ok=True)
+    with open(OUT, "w") as f:
+        json.dump(out, f, indent=1, sort_keys=True)
+        f.write("\n")
+    print(f"wrote {len(cases)} cases to {os.path.relpath(OUT, ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
