@@ -43,9 +43,10 @@ func (c *checker) models() {
 		if bad || c.sized[i] == nil {
 			continue
 		}
+		e := model.Compute(lm.Model.Config, par, tr)
+		model.AddOverheads(&e)
 		c.r.Estimates = append(c.r.Estimates, ModuleEstimate{
-			Name: lm.Name, Index: i, Parallel: par, Training: tr,
-			Estimate: model.Compute(lm.Model.Config, par, tr),
+			Name: lm.Name, Index: i, Parallel: par, Training: tr, Estimate: e,
 		})
 	}
 	if c.l.GPUMemory > 0 {
@@ -141,8 +142,8 @@ func CheckMemory(r *Result, limit int64, what string) {
 		lm := &r.Layout.Modules[me.Index]
 		e := &me.Estimate
 		r.Diags.Add(RuleGPUMemoryShort, lm.Pos("model"), me.Name, fits(lm, me, limit),
-			"needs %s per GPU on its first pipeline stage (weights and optimizer %s, activations %s), more than %s",
-			GiB(total), GiB(e.WeightAndOptimizerBytes()), GiB(e.ActivationBytes()+e.OverheadBytes()), what)
+			"needs %s per GPU on its first pipeline stage (weights and optimizer %s, activations %s, CUDA context and allocator %s), more than %s",
+			GiB(total), GiB(e.WeightAndOptimizerBytes()), GiB(e.ActivationBytes()), GiB(e.OverheadBytes()), what)
 	}
 }
 
@@ -164,6 +165,7 @@ func fits(lm *layout.Module, me *ModuleEstimate, limit int64) string {
 			return
 		}
 		e := model.Compute(cfg, p, t)
+		model.AddOverheads(&e)
 		if tot := e.TotalBytes(); tot <= float64(limit) {
 			ok = append(ok, fmt.Sprintf("%s (%s)", what, GiB(tot)))
 		}
