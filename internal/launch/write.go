@@ -352,6 +352,8 @@ func k8sName(name string) string {
 }
 
 // Kubeflow PyTorchJob v1 (kubeflow.org/v1), only the fields the plan sets.
+// Every string that comes from the user is a YAMLString, so that YAML 1.1
+// loaders read it back unchanged too.
 type pytorchJob struct {
 	APIVersion string     `yaml:"apiVersion"`
 	Kind       string     `yaml:"kind"`
@@ -360,12 +362,12 @@ type pytorchJob struct {
 }
 
 type objectMeta struct {
-	Name        string            `yaml:"name"`
-	Annotations map[string]string `yaml:"annotations,omitempty"`
+	Name        YAMLString            `yaml:"name"`
+	Annotations map[string]YAMLString `yaml:"annotations,omitempty"`
 }
 
 type jobSpec struct {
-	NprocPerNode        string       `yaml:"nprocPerNode"`
+	NprocPerNode        YAMLString   `yaml:"nprocPerNode"`
 	PytorchReplicaSpecs replicaSpecs `yaml:"pytorchReplicaSpecs"`
 }
 
@@ -390,16 +392,16 @@ type podSpec struct {
 
 type container struct {
 	Name      string          `yaml:"name"`
-	Image     string          `yaml:"image"`
-	Command   []string        `yaml:"command"`
+	Image     YAMLString      `yaml:"image"`
+	Command   []YAMLString    `yaml:"command"`
 	Env       []containerEnv  `yaml:"env,omitempty"`
 	Ports     []containerPort `yaml:"ports"`
 	Resources resources       `yaml:"resources"`
 }
 
 type containerEnv struct {
-	Name  string `yaml:"name"`
-	Value string `yaml:"value"`
+	Name  YAMLString `yaml:"name"`
+	Value YAMLString `yaml:"value"`
 }
 
 type containerPort struct {
@@ -422,13 +424,13 @@ func WriteK8s(w io.Writer, p *Plan) error {
 	}
 	name := k8sName(p.Name)
 	ws := p.words(word{{s: "$(RANK)", ref: true}}, word{{s: "$(MASTER_ADDR)", ref: true}})
-	cmd := make([]string, len(ws))
+	cmd := make([]YAMLString, len(ws))
 	for i, w := range ws {
-		cmd[i] = w.kube()
+		cmd[i] = YAMLString(w.kube())
 	}
 	var env []containerEnv
 	for _, e := range p.Env {
-		env = append(env, containerEnv{e.Name, strings.ReplaceAll(e.Value, "$", "$$")})
+		env = append(env, containerEnv{YAMLString(e.Name), YAMLString(strings.ReplaceAll(e.Value, "$", "$$"))})
 	}
 	replica := func(n int) *replicaSpec {
 		return &replicaSpec{
@@ -436,7 +438,7 @@ func WriteK8s(w io.Writer, p *Plan) error {
 			RestartPolicy: "Never",
 			Template: podTemplate{Spec: podSpec{Containers: []container{{
 				Name:      "pytorch",
-				Image:     p.Image,
+				Image:     YAMLString(p.Image),
 				Command:   cmd,
 				Env:       env,
 				Ports:     []containerPort{{Name: "pytorchjob-port", ContainerPort: p.Rendezvous.MasterPort}},
@@ -447,9 +449,9 @@ func WriteK8s(w io.Writer, p *Plan) error {
 	job := pytorchJob{
 		APIVersion: "kubeflow.org/v1",
 		Kind:       "PyTorchJob",
-		Metadata:   objectMeta{Name: name},
+		Metadata:   objectMeta{Name: YAMLString(name)},
 		Spec: jobSpec{
-			NprocPerNode:        strconv.Itoa(p.NProcPerNode),
+			NprocPerNode:        YAMLString(strconv.Itoa(p.NProcPerNode)),
 			PytorchReplicaSpecs: replicaSpecs{Master: replica(1)},
 		},
 	}
@@ -457,7 +459,7 @@ func WriteK8s(w io.Writer, p *Plan) error {
 		job.Spec.PytorchReplicaSpecs.Worker = replica(p.NNodes - 1)
 	}
 	if len(p.Notes) > 0 {
-		job.Metadata.Annotations = map[string]string{"mimoplan/notes": strings.Join(p.Notes, "\n")}
+		job.Metadata.Annotations = map[string]YAMLString{"mimoplan/notes": YAMLString(strings.Join(p.Notes, "\n"))}
 	}
 
 	bw := bufio.NewWriter(w)
