@@ -70,8 +70,9 @@ func runPreflight(cmd *cobra.Command, args []string) error {
 		LazyInit: v.GetBool("lazy-init"),
 		Launcher: strings.Fields(v.GetString("entrypoint")),
 	}
-	if o.Timeout <= 0 || o.Iters < 1 || len(o.Launcher) == 0 {
-		return usageErr("--timeout must be positive, --iters at least 1 and --entrypoint not empty")
+	// One validation, the one the payload mirrors, before anything runs.
+	if err := o.Check(); err != nil {
+		return usageErr("preflight: %v (--bytes, --timeout, --iters, --entrypoint)", err)
 	}
 	lo := launch.Options{
 		MasterAddr:     v.GetString("master-addr"),

@@ -46,7 +46,13 @@ func TestPreflight(t *testing.T) {
 		{"run several nodes", nil, []string{"preflight", twoNodes, "--run"}, 2, "", "the layout has 2 nodes: use --emit"},
 		{"neither emit nor run", nil, []string{"preflight", g}, 2, "", "needs --emit DIR, --run, or both"},
 		{"bad bytes", nil, []string{"preflight", g, "--emit", dir, "--bytes", "lots"}, 2, "", "invalid --bytes"},
-		{"bad timeout", nil, []string{"preflight", g, "--emit", dir, "--timeout", "0s"}, 2, "", "--timeout must be positive"},
+		{"bad timeout", nil, []string{"preflight", g, "--emit", dir, "--timeout", "0s"}, 2, "", "timeout must be positive"},
+		// One validation before anything runs: the payload would refuse
+		// these only under torchrun, on every rank.
+		{"bytes below one float32", nil, []string{"preflight", g, "--emit", filepath.Join(dir, "b3"), "--bytes", "3"}, 2, "", "bytes must be 0 (no timing) or at least 4"},
+		{"bytes below one float32, run", nil, []string{"preflight", g, "--run", "--bytes", "3"}, 2, "", "bytes must be 0 (no timing) or at least 4"},
+		{"timeout not a duration", nil, []string{"preflight", g, "--emit", dir, "--timeout", "inf"}, 2, "", "invalid argument \"inf\""},
+		{"iters", nil, []string{"preflight", g, "--emit", dir, "--iters", "0"}, 2, "", "iters must be 1 or more"},
 		{"invalid layout", nil, []string{"preflight", b, "--emit", dir}, 1, "", "error: module \"vision\""},
 		{"missing layout", nil, []string{"preflight", filepath.Join(dir, "nope.yaml"), "--run"}, 2, "", "no such file"},
 	}
@@ -61,6 +67,7 @@ func TestPreflight(t *testing.T) {
 			assert.Contains(t, errOut, tt.stderr)
 		})
 	}
+	assert.NoDirExists(t, filepath.Join(dir, "b3"), "refused before anything is written")
 }
 
 // TestPreflightPlanIsRender: the emitted plan is what render --format json

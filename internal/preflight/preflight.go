@@ -76,15 +76,20 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-func (o Options) check() error {
-	if o.Bytes < 0 {
-		return fmt.Errorf("bytes must be 0 or more, got %d", o.Bytes)
+// Check is the one validation of the options, made before anything runs;
+// the payload's parse_args refuses the same values, as a last line.
+func (o Options) Check() error {
+	if o.Bytes < 0 || 0 < o.Bytes && o.Bytes < 4 {
+		return fmt.Errorf("bytes must be 0 (no timing) or at least 4 (one float32), got %d", o.Bytes)
 	}
 	if o.Timeout <= 0 {
 		return fmt.Errorf("timeout must be positive, got %s", o.Timeout)
 	}
 	if o.Iters < 1 {
 		return fmt.Errorf("iters must be 1 or more, got %d", o.Iters)
+	}
+	if len(o.Launcher) == 0 {
+		return errors.New("the launcher (entrypoint) is empty")
 	}
 	return nil
 }
@@ -122,7 +127,7 @@ func Program(o Options) []string {
 // Standalone is the torchrun line for a layout that fits on one node.
 func Standalone(nproc int, o Options) ([]string, error) {
 	o = o.withDefaults()
-	if err := o.check(); err != nil {
+	if err := o.Check(); err != nil {
 		return nil, err
 	}
 	if nproc < 1 {
@@ -146,7 +151,7 @@ type Node struct {
 // diagnostics; a plan without a master address is an error.
 func Nodes(res *validate.Result, lo launch.Options, o Options) ([]Node, *diag.List, error) {
 	o = o.withDefaults()
-	if err := o.check(); err != nil {
+	if err := o.Check(); err != nil {
 		return nil, nil, err
 	}
 	if res == nil || res.Topology == nil {

@@ -101,7 +101,8 @@ func TestStandalone(t *testing.T) {
 			Launcher: []string{"python3", "-m", "torch.distributed.run"}},
 			"python3 -m torch.distributed.run --standalone --nproc-per-node=2 '/tmp/a b/preflight.py' --plan '/tmp/a b/plan.json' --bytes 0 --timeout 1.5 --iters 3 --lazy-init", ""},
 		{"no gpus", 0, preflight.Options{Dir: "pf"}, "", "nproc-per-node must be 1 or more"},
-		{"negative bytes", 1, preflight.Options{Dir: "pf", Bytes: -1}, "", "bytes must be 0 or more"},
+		{"negative bytes", 1, preflight.Options{Dir: "pf", Bytes: -1}, "", "bytes must be 0 (no timing) or at least 4"},
+		{"bytes below one float32", 1, preflight.Options{Dir: "pf", Bytes: 3}, "", "got 3"},
 		{"negative timeout", 1, preflight.Options{Dir: "pf", Timeout: -time.Second}, "", "timeout must be positive"},
 		{"negative iters", 1, preflight.Options{Dir: "pf", Iters: -2}, "", "iters must be 1 or more"},
 	}

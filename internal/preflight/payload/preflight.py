@@ -35,6 +35,7 @@ import argparse
 import faulthandler
 import hashlib
 import json
+import math
 import os
 import signal
 import socket
@@ -47,6 +48,10 @@ EXIT_OK, EXIT_FAILED, EXIT_UNUSABLE, EXIT_TIMEOUT = 0, 1, 2, 3
 DEFAULT_BYTES = 64 << 20
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_ITERS = 10
+# The largest world a layout may have (internal/layout.MaxWorldSize): the
+# plan checks' cost is bounded by the world, so a plan claiming more is
+# refused before anything is counted.
+MAX_WORLD = 1 << 24
 MAX_RANK_LINES = 16
 
 LANGUAGE = "language"
@@ -161,11 +166,16 @@ def check_plan(plan, world_size=None):
     world = plan.get("world_size")
     if not _is_int(world) or world < 1:
         return errs + ["world_size is %r, want a positive integer" % (world,)]
+    # The world first, and nothing more when it is wrong: every check below
+    # costs up to the world's size, which is then bounded by the ranks
+    # really started (or by MAX_WORLD).
     if world_size is not None and world != world_size:
-        errs.append(
+        return errs + [
             "the plan is for %d ranks but the launcher started %d (WORLD_SIZE): "
             "run it with --nproc-per-node and --nnodes that multiply to %d" % (world, world_size, world)
-        )
+        ]
+    if world > MAX_WORLD:
+        return errs + ["world_size %d is more than a layout may have (%d)" % (world, MAX_WORLD)]
     mods = plan.get("modules")
     if not isinstance(mods, list) or not mods:
         return errs + ["modules is missing or empty"]
@@ -617,8 +627,10 @@ def parse_args(argv):
     p.add_argument("--lazy-init", action="store_true", help="do not bind the device at init: NCCL communicators are created at first use, not split from the world's")
     p.add_argument("--inject", type=parse_inject, default=None, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
-    if a.bytes < 0 or 0 < a.bytes < 4 or a.iters < 1 or a.timeout <= 0:
-        p.error("--bytes must be 0 or at least 4 (one float32), --iters >= 1, --timeout > 0")
+    # The same rules as mimoplan's (internal/preflight Options.Check),
+    # which refuses these before anything runs.
+    if a.bytes < 0 or 0 < a.bytes < 4 or a.iters < 1 or not math.isfinite(a.timeout) or a.timeout <= 0:
+        p.error("--bytes must be 0 or at least 4 (one float32), --iters >= 1, --timeout a finite number > 0")
     return a
 
 
@@ -749,17 +761,31 @@ def exit_now(code):
     os._exit(code)
 
 
+def plan_timeout(rank, path, timeout):
+    say(rank, ["preflight: reading and checking %s did not finish within %gs" % (path, timeout)], sys.stderr)
+    exit_now(EXIT_TIMEOUT)
+
+
 def run(args):
     rank, world = env_int("RANK"), env_int("WORLD_SIZE")
     local_rank = env_int("LOCAL_RANK")
     local_world = env_int("LOCAL_WORLD_SIZE", world)
-    with open(args.plan, "rb") as f:
-        raw = f.read()
+    # Reading and checking the plan runs under a watchdog of its own (the
+    # tracker needs a checked plan): bounded as the checks are, a rank that
+    # still takes longer than --timeout says so and leaves.
+    watch = threading.Timer(args.timeout, plan_timeout, (rank, args.plan, args.timeout))
+    watch.daemon = True
+    watch.start()
     try:
-        plan = json.loads(raw)
-    except ValueError as e:
-        raise PlanError("%s is not JSON: %s" % (args.plan, e))
-    errs = check_plan(plan, world)
+        with open(args.plan, "rb") as f:
+            raw = f.read()
+        try:
+            plan = json.loads(raw)
+        except ValueError as e:
+            raise PlanError("%s is not JSON: %s" % (args.plan, e))
+        errs = check_plan(plan, world)
+    finally:
+        watch.cancel()
     if errs:
         raise PlanError("%s cannot be used:\n  %s" % (args.plan, "\n  ".join(errs)))
     if args.inject and args.inject[1] >= world:

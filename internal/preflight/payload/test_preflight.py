@@ -6,7 +6,9 @@ plans rendered by mimoplan with Megatron's own enumerations beside them.
 """
 
 import copy
+import contextlib
 import glob
+import io
 import json
 import os
 import signal
@@ -161,6 +163,23 @@ class CheckPlan(unittest.TestCase):
             with self.subTest(name):
                 errs = pf.check_plan(plan, world)
                 self.assertTrue(any(want in e for e in errs), "want %r in %s" % (want, errs))
+
+    def test_world_first(self):
+        """A world that disagrees with WORLD_SIZE is the only message, and
+        nothing is counted: a plan claiming 10**12 ranks is refused at once."""
+        huge = nonco4()
+        huge["world_size"] = 10 ** 12
+        huge["modules"][1].update(num_ranks=10 ** 12 - 2, dp=10 ** 12 - 2)
+        start = time.monotonic()
+        self.assertEqual(pf.check_plan(huge, 4), [
+            "the plan is for 1000000000000 ranks but the launcher started 4 (WORLD_SIZE): "
+            "run it with --nproc-per-node and --nnodes that multiply to 1000000000000"])
+        self.assertEqual(pf.check_plan(huge), ["world_size 1000000000000 is more than a layout may have (16777216)"])
+        self.assertLess(time.monotonic() - start, 1.0)
+        # Other problems are not reported beside a wrong world.
+        bad = nonco4()
+        bad["modules"][0]["groups"].pop("tp")
+        self.assertEqual(len(pf.check_plan(bad, 8)), 1)
 
     def test_corrupt_fixtures_are_usable_plans(self):
         # The corruption keeps every kind a partition: only the GPUs find it.
@@ -395,6 +414,37 @@ class CommandLine(unittest.TestCase):
                 code, err = self.run_payload(plan, e)
                 self.assertEqual(code, pf.EXIT_UNUSABLE, err)
                 self.assertIn(want, err)
+
+    def test_bad_arguments(self):
+        """The payload refuses what mimoplan refuses (Options.Check)."""
+        for args in (["--timeout", "nan"], ["--timeout", "inf"], ["--timeout=-inf"], ["--timeout", "0"],
+                     ["--bytes", "3"], ["--bytes=-1"], ["--iters", "0"]):
+            with self.subTest(" ".join(args)):
+                with contextlib.redirect_stderr(io.StringIO()) as err:
+                    with self.assertRaises(SystemExit) as e:
+                        pf.parse_args(["--plan", "p"] + args)
+                self.assertEqual(e.exception.code, 2)
+                self.assertIn("--timeout a finite number > 0", err.getvalue())
+        self.assertEqual(pf.parse_args(["--plan", "p", "--bytes", "4", "--timeout", "0.5"]).bytes, 4)
+
+    def test_plan_check_watched(self):
+        """Reading and checking the plan runs under a watchdog: a rank that
+        takes longer than --timeout says so and leaves with the timeout
+        status."""
+        world = 1 << 16
+        lang = {"name": "language", "rank_offset": 0, "num_ranks": world}
+        lang.update({f: 1 for f in pf.SIZE_FIELDS})
+        lang.update(dp=world, expt_dp=world, groups={k: [[0]] for k in pf.kinds_of("language")})
+        plan = {"version": 1, "world_size": world, "modules": [lang]}
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "plan.json")
+            with open(path, "w") as f:
+                json.dump(plan, f)
+            e = dict(os.environ, RANK="0", WORLD_SIZE=str(world), LOCAL_RANK="0")
+            p = subprocess.run([sys.executable, os.path.join(HERE, "preflight.py"), "--plan", path, "--timeout", "0.001"],
+                               env=e, capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, pf.EXIT_TIMEOUT, p.stderr)
+        self.assertIn("reading and checking %s did not finish within 0.001s" % path, p.stderr)
 
     def test_other_ranks_stay_quiet(self):
         code, err = self.run_payload(nonco4(), {"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1"})
