@@ -12,7 +12,7 @@ FUZZTIME ?= 100000x
 # staticcheck, pinned and fetched by `go run`: a fresh machine needs nothing else.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build demo test lint vet staticcheck fmt-check bench fuzz clean compare
+.PHONY: all build demo test lint vet staticcheck fmt-check bench fuzz clean compare chromium screenshot
 
 all: build
 
@@ -32,8 +32,29 @@ demo: build
 	@echo '$$ mimoplan validate testdata/demo/broken.yaml   # a layout with mistakes: exit 1'
 	@./$(BIN) validate testdata/demo/broken.yaml; echo "exit code $$?"
 
-test: fmt-check lint
+test: fmt-check lint chromium
 	$(GO) test -count=1 ./...
+
+# The rank map's browser tests drive Debian's chromium (headless). As root
+# (CI) this installs it when missing; otherwise it says how, and the tests
+# skip themselves (but fail in CI, where CI is set).
+CHROMIUM ?= /usr/bin/chromium
+chromium:
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing Debian's chromium for the browser tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  elif [ -n "$$CI" ]; then \
+	    echo "$(CHROMIUM) is missing and installing it needs root" >&2; exit 1; \
+	  else \
+	    echo "no $(CHROMIUM): the browser tests will be skipped; 'sudo make chromium' installs it"; \
+	  fi; \
+	fi
+
+# docs/rankmap-nemotron.png: the rank map page of the demo layout, rank 5
+# clicked, taken by the browser test.
+screenshot: chromium
+	MIMOPLAN_SCREENSHOT=$(CURDIR)/docs/rankmap-nemotron.png $(GO) test -count=1 -run '^TestPageNemotron$$' ./internal/rankmap
 
 lint: vet staticcheck
 
@@ -54,7 +75,7 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/grid ./internal/render
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/grid ./internal/render ./internal/rankmap
 
 fuzz:
 	$(GO) test ./internal/layout -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)

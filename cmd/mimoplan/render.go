@@ -28,6 +28,8 @@ HyperCommGrid builds them.
   mimoplan render layout.yaml                      tables, long lists folded
   mimoplan render layout.yaml --format json        the plan JSON
   mimoplan render layout.yaml --rank 5             the groups of rank 5
+  mimoplan render layout.yaml --format html > map.html   the rank map page
+  mimoplan render layout.yaml --format svg --group dp    the picture, dp outlined
   mimoplan render layout.yaml --all-groups         a row for every group kind
   mimoplan render layout.yaml --by rank            one row per rank (64 a page)
   mimoplan render layout.yaml --by rank --offset 64 --limit 128
@@ -78,6 +80,7 @@ share a row (dp = dp_cp), and long lists show their first groups.`,
 		if err != nil {
 			return err
 		}
+		o.Notes, o.Diags = res.Facts, res.Diags.Items
 		err = render.Render(cmd.OutOrStdout(), res.Topology, o)
 		var ue *render.UsageError
 		if errors.As(err, &ue) {

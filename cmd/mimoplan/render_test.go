@@ -55,3 +55,28 @@ func TestRenderFlags(t *testing.T) {
 		})
 	}
 }
+
+func TestRenderPictures(t *testing.T) {
+	g := writeLayout(t, good)
+	tests := []struct {
+		args     []string
+		code     int
+		out, err string
+	}{
+		{[]string{"--format", "svg"}, 0, `<g data-rank="5" data-module="language">`, ""},
+		{[]string{"--format", "svg", "--group", "dp"}, 0, "<title>dp group 1 of language</title>", ""},
+		{[]string{"--format", "html"}, 0, `data-rank="7" data-module="language"`, ""},
+		{[]string{"--format", "html", "--group", "ep"}, 0, "<option selected>ep</option>", ""},
+		{[]string{"--format", "svg", "--group", "tp,dp"}, 2, "", "outlines one group kind"},
+		{[]string{"--format", "html", "--rank", "3"}, 2, "", "--rank, --by, --module, --full and --all-groups do not apply"},
+		{[]string{"--format", "svg", "--group", "tensor"}, 2, "", `no group kind "tensor"`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, out, errOut := mimoplan(t, append([]string{"render", g}, tt.args...)...)
+			assert.Equal(t, tt.code, code, "stderr: %s", errOut)
+			assert.Contains(t, out, tt.out)
+			assert.Contains(t, errOut, tt.err)
+		})
+	}
+}

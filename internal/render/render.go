@@ -10,12 +10,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/grid"
+	"github.com/mimoplan/mimoplan/internal/rankmap"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
 // Formats lists the output formats of render.
-var Formats = []string{"table", "json", "yaml", "csv", "markdown"}
+var Formats = []string{"table", "json", "yaml", "csv", "markdown", "svg", "html"}
 
 // Options selects what to print and how.
 type Options struct {
@@ -31,6 +33,10 @@ type Options struct {
 	AllGroups bool
 	// Width is the widest a table line may be; 0 is DefaultWidth.
 	Width int
+	// Notes and Diags are what validate said, for the HTML page's side
+	// panel (batch arithmetic, warnings pinned to their modules' ranks).
+	Notes []string
+	Diags []diag.Diagnostic
 	// Limit and Offset page --by rank: ranks [Offset, Offset+Limit). A
 	// Limit of 0 is every rank for the machine formats and a page of
 	// DefaultPage ranks for a table, unless Full.
@@ -61,6 +67,9 @@ func Render(w io.Writer, t *validate.Topology, o Options) error {
 	if err != nil {
 		return err
 	}
+	if o.Format == "svg" || o.Format == "html" {
+		return picture(w, t, o)
+	}
 	if o.HasRank && o.ByRank {
 		return usage("--rank and --by rank cannot be combined")
 	}
@@ -86,6 +95,28 @@ func Render(w io.Writer, t *validate.Topology, o Options) error {
 		return err
 	}
 	return bw.Flush()
+}
+
+// picture writes the rank map, --group naming the kind outlined.
+func picture(w io.Writer, t *validate.Topology, o Options) error {
+	switch {
+	case o.HasRank || o.ByRank || len(o.Modules) > 0 || o.Full || o.AllGroups:
+		return usage("--format %s draws every rank of every module: --rank, --by, --module, --full and --all-groups do not apply", o.Format)
+	case len(o.Groups) > 1:
+		return usage("--format %s outlines one group kind: give --group once", o.Format)
+	}
+	kind := ""
+	if len(o.Groups) == 1 {
+		kind = o.Groups[0]
+	}
+	m, err := rankmap.New(t, kind)
+	if err != nil {
+		return usage("%v", err)
+	}
+	if o.Format == "svg" {
+		return m.SVG(w)
+	}
+	return m.HTML(w, rankmap.Page{Notes: o.Notes, Diags: o.Diags})
 }
 
 // JSON writes the plan JSON of the whole topology: the format that
