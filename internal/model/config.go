@@ -73,13 +73,13 @@ const (
 
 // Training holds the training options the estimate depends on.
 type Training struct {
-	UseDistributedOptimizer bool   // use_distributed_optimizer
-	SequenceParallel        bool   // sequence_parallel
-	RecomputeGranularity    string // recompute_granularity: "", "selective" or "full"
-	MicroBatchSize          int    // micro_batch_size; 0: 1
+	UseDistributedOptimizer bool   `json:"use_distributed_optimizer"`
+	SequenceParallel        bool   `json:"sequence_parallel"`
+	RecomputeGranularity    string `json:"recompute_granularity"` // "", "selective" or "full"
+	MicroBatchSize          int    `json:"micro_batch_size"`      // 0: 1
 	// NumMicrobatches is the count per step (global batch / (micro batch *
 	// dp)); 0: unknown, as Megatron's report called without it.
-	NumMicrobatches int
+	NumMicrobatches int `json:"num_microbatches"`
 }
 
 // Resolve returns c with Megatron-LM's defaults filled in, as

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/mimoplan/mimoplan/internal/model"
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+// estimateJSON is estimate's --format json document.
+type estimateJSON struct {
+	File           string               `json:"file"`
+	GPUMemoryBytes int64                `json:"gpu_memory_bytes,omitempty"`
+	Modules        []estimateModuleJSON `json:"modules"`
+	// NotEstimated names the modules without a model, or whose sizes or
+	// model break a rule.
+	NotEstimated []string `json:"not_estimated"`
+}
+
+type estimateModuleJSON struct {
+	Name string `json:"name"`
+	// mimoplan's figures: Megatron's plus Terms.
+	Parameters              int64   `json:"parameters"`
+	ActiveParameters        int64   `json:"active_parameters"`
+	WeightAndOptimizerBytes int64   `json:"weight_and_optimizer_bytes"`
+	ActivationBytes         int64   `json:"activation_bytes"`
+	OverheadBytes           int64   `json:"overhead_bytes"`
+	TotalBytes              int64   `json:"total_bytes"`
+	FLOPsPerSample          float64 `json:"flops_per_sample"`
+	Megatron                struct {
+		model.Megatron
+		TotalBytes float64 `json:"total_bytes"`
+	} `json:"megatron"`
+	Terms    []model.Term   `json:"terms"`
+	Parallel map[string]int `json:"parallel"`
+	Training model.Training `json:"training"`
+}
+
+func roundBytes(x float64) int64 { return int64(math.Round(x)) }
+
+func estimateDoc(res *validate.Result) estimateJSON {
+	doc := estimateJSON{File: res.Layout.File, GPUMemoryBytes: res.Layout.GPUMemory, Modules: []estimateModuleJSON{}, NotEstimated: []string{}}
+	done := map[int]bool{}
+	for _, me := range res.Estimates {
+		done[me.Index] = true
+		e := me.Estimate
+		m := estimateModuleJSON{
+			Name:                    me.Name,
+			Parameters:              roundBytes(e.Megatron.Parameters),
+			ActiveParameters:        roundBytes(e.Megatron.ActiveParameters),
+			WeightAndOptimizerBytes: roundBytes(e.WeightAndOptimizerBytes()),
+			ActivationBytes:         roundBytes(e.ActivationBytes()),
+			OverheadBytes:           roundBytes(e.OverheadBytes()),
+			TotalBytes:              roundBytes(e.TotalBytes()),
+			FLOPsPerSample:          e.Megatron.FLOPsPerSample,
+			Terms:                   e.Terms,
+			Training:                me.Training,
+		}
+		if m.Terms == nil {
+			m.Terms = []model.Term{}
+		}
+		m.Megatron.Megatron = e.Megatron
+		m.Megatron.TotalBytes = e.Megatron.TotalBytes()
+		p := me.Parallel
+		m.Parallel = map[string]int{"num_ranks": p.NumRanks, "tp": p.TP, "gtp_remat": p.GTPRemat, "cp": p.CP, "pp": p.PP,
+			"vpp": p.VPP, "dp": p.DP, "ep": p.EP, "expt_tp": p.ExptTP, "expt_gtp_remat": p.ExptGTPRemat}
+		doc.Modules = append(doc.Modules, m)
+	}
+	for i, lm := range res.Layout.Modules {
+		if !done[i] && lm.Name != "" {
+			doc.NotEstimated = append(doc.NotEstimated, lm.Name)
+		}
+	}
+	return doc
+}
+
+func printEstimateJSON(w io.Writer, res *validate.Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(estimateDoc(res))
+}
+
+// printEstimateTable prints one row per estimated module, then each
+// module's terms: how mimoplan's figure differs from Megatron's.
+func printEstimateTable(w io.Writer, res *validate.Result) error {
+	doc := estimateDoc(res)
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithRowAlignment(tw.AlignRight))
+	t.Header("module", "params", "active", "weights+opt", "activations", "overhead", "total", "Megatron total", "TFLOP/sample")
+	for _, m := range doc.Modules {
+		if err := t.Append(m.Name, count(float64(m.Parameters)), count(float64(m.ActiveParameters)),
+			gib(float64(m.WeightAndOptimizerBytes)), gib(float64(m.ActivationBytes)), gib(float64(m.OverheadBytes)),
+			gib(float64(m.TotalBytes)), gib(m.Megatron.TotalBytes), fmt.Sprintf("%.1f", m.FLOPsPerSample/1e12)); err != nil {
+			return err
+		}
+	}
+	if len(doc.Modules) > 0 {
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	var b strings.Builder
+	if doc.GPUMemoryBytes > 0 {
+		fmt.Fprintf(&b, "GPU memory (cluster.gpu_memory): %s\n", gib(float64(doc.GPUMemoryBytes)))
+	}
+	for _, m := range doc.Modules {
+		mg := m.Megatron
+		fmt.Fprintf(&b, "%s: Megatron (%s): weights+opt %s, activations %s, total %s; micro batch %d, %s\n",
+			m.Name, mg.ActivationFormula, gib(mg.WeightAndOptimizerBytes), gib(mg.ActivationBytes), gib(mg.TotalBytes),
+			m.Training.MicroBatchSize, microbatches(m.Training.NumMicrobatches))
+		for _, t := range m.Terms {
+			fmt.Fprintf(&b, "  %s %s (%s): %s\n", signed(t.Bytes), t.Name, t.Part, t.Why)
+		}
+	}
+	for _, n := range doc.NotEstimated {
+		fmt.Fprintf(&b, "%s: not estimated (no model, or a rule above fails)\n", n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func microbatches(n int) string {
+	if n == 0 {
+		return "microbatches per step unknown (no global_batch_size): pp in flight"
+	}
+	return fmt.Sprintf("%d microbatches per step", n)
+}
+
+// signed prints a term's bytes with its sign, in MiB below a GiB.
+func signed(b float64) string {
+	if math.Abs(b) < 1<<30 {
+		return fmt.Sprintf("%+.1f MiB", b/(1<<20))
+	}
+	return fmt.Sprintf("%+.2f GiB", b/(1<<30))
+}
+
+func gib(b float64) string { return fmt.Sprintf("%.2f GiB", b/(1<<30)) }
+
+// count prints a parameter count in millions or billions.
+func count(x float64) string {
+	if x >= 1e9 {
+		return fmt.Sprintf("%.2fB", x/1e9)
+	}
+	return fmt.Sprintf("%.1fM", x/1e6)
+}
