@@ -54,12 +54,12 @@ func TestStdinLayout(t *testing.T) {
 		assert.Equal(t, exitUsage, code)
 		assert.Contains(t, errOut, "'-' (standard input) is given 2 times")
 	})
-	t.Run("launch-plan topology needs a place", func(t *testing.T) {
-		code, _, errOut := mimoplanIn(t, good, "launch-plan", "-", "--", "train.py")
-		assert.Equal(t, exitUsage, code)
-		assert.Contains(t, errOut, "give --topology-out (or --out)")
+	t.Run("launch-plan carries the topology of a layout from standard input", func(t *testing.T) {
+		code, out, errOut := mimoplanIn(t, good, "launch-plan", "-", "--", "train.py")
+		assert.Equal(t, exitOK, code, errOut)
+		assert.Contains(t, out, "MIMOPLAN_TOPOLOGY_JSON")
 		topo := filepath.Join(t.TempDir(), "t.json")
-		code, out, errOut := mimoplanIn(t, good, "launch-plan", "-", "--topology-out", topo, "--", "train.py")
+		code, out, errOut = mimoplanIn(t, good, "launch-plan", "-", "--topology-out", topo, "--", "train.py")
 		assert.Equal(t, exitOK, code, errOut)
 		assert.Contains(t, out, "MIMOPLAN_TOPOLOGY="+topo)
 		assert.FileExists(t, topo)

@@ -15,8 +15,6 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/launch"
-	"github.com/mimoplan/mimoplan/internal/layout"
-	"github.com/mimoplan/mimoplan/internal/render"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
@@ -36,11 +34,14 @@ global ranks [i*gpus_per_node, (i+1)*gpus_per_node) the layout gave it.
   mimoplan launch-plan layout.yaml --format k8s --image REGISTRY/IMAGE:TAG -- train.py
 
 Formats: sh (a script taking the node rank), json, slurm (sbatch), k8s
-(Kubeflow PyTorchJob). For target megatron-lm the program defaults to
-examples/mimo/pretrain_mimo.py and the layout is appended as its arguments;
-for other targets the render JSON is written beside the plan and its path
-passed in MIMOPLAN_TOPOLOGY. LAYOUT '-' reads standard input. See
-docs/launch.md.
+(Kubeflow Trainer v2 TrainJob), pytorchjob (Kubeflow PyTorchJob v1),
+megatron-specs (the Python that builds the layout's ModuleGridSpecs). For
+target megatron-lm the program defaults to examples/mimo/pretrain_mimo.py
+and the layout is appended as its arguments; for other targets the plan
+carries the layout's topology (the scripts write it on every node at run
+time, Kubernetes mounts it from a ConfigMap) and passes its path in
+MIMOPLAN_TOPOLOGY. Nothing is written but --out and --topology-out. LAYOUT
+'-' reads standard input. See docs/launch.md.
 
 --probe also checks this machine's GPUs as one node of the layout (see
 validate --probe) and writes no plan when they fall short.
@@ -58,12 +59,13 @@ GPUs), 2 usage error, 3 --probe without an NVIDIA driver or NVML.`,
 	f.String("rendezvous", launch.Static, "torchrun rendezvous: static (pins hosts to ranks) or c10d")
 	f.String("format", "sh", "plan format: "+strings.Join(launch.Formats, ", "))
 	f.String("out", "", "write the plan to this file, atomically (default: standard output)")
-	f.String("topology-out", "", "write the render JSON here and pass its path in MIMOPLAN_TOPOLOGY")
+	f.String("topology-out", "", "also write the topology JSON here, on a file system every node shares, and pass this path in MIMOPLAN_TOPOLOGY")
 	f.StringArray("env", nil, "extra environment variable NAME=VALUE for every rank (repeatable)")
 	f.Bool("no-layout-args", false, "target megatron-lm: do not append the layout as pretrain_mimo.py arguments")
 	f.Int("omp-num-threads", 1, "OMP_NUM_THREADS for every rank")
 	f.String("entrypoint", "torchrun", `launcher command, e.g. "python -m torch.distributed.run"`)
-	f.String("image", "", "container image (--format k8s)")
+	f.String("image", "", "container image (--format k8s, pytorchjob)")
+	addSchedulerFlags(cmd)
 	addTargetVersionFlag(cmd)
 	addProbeFlag(cmd)
 	cmd.RunE = runLaunchPlan
@@ -163,14 +165,18 @@ func readLaunchFlags(cmd *cobra.Command, v *viper.Viper, args []string) (*launch
 	if len(lf.hosts) > 0 && lf.hostfile != "" {
 		return nil, usageErr("give --hosts or --hostfile, not both")
 	}
-	if lf.format == "k8s" {
+	if lf.format == "k8s" || lf.format == "pytorchjob" {
 		if len(lf.hosts) > 0 || lf.hostfile != "" || o.MasterAddr != "" {
-			return nil, usageErr("--format k8s: the training operator names the pods and sets the master address; drop --hosts, --hostfile and --master-addr")
+			return nil, usageErr("--format %s: the training operator names the pods and sets the master address; drop --hosts, --hostfile and --master-addr", lf.format)
 		}
 		if o.Image == "" {
-			return nil, usageErr("--format k8s needs --image")
+			return nil, usageErr("--format %s needs --image", lf.format)
 		}
 	}
+	if err := readSchedulerFlags(cmd, v, o); err != nil {
+		return nil, err
+	}
+	o.NoProgram = lf.format == "megatron-specs"
 	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
 		o.Program = args[dash:]
 	}
@@ -195,7 +201,7 @@ func runLaunchPlan(cmd *cobra.Command, args []string) error {
 	if err := lf.resolveHosts(res.Topology); err != nil {
 		return err
 	}
-	topoPath, err := lf.topologyPath(res.Topology, args[0])
+	topoPath, err := lf.topologyPath(args[0])
 	if err != nil {
 		return err
 	}
@@ -219,7 +225,10 @@ func runLaunchPlan(cmd *cobra.Command, args []string) error {
 	}
 	var files []launch.File
 	if topoPath != "" {
-		files = append(files, launch.File{Path: topoPath, Mode: 0o644, Write: func(w io.Writer) error { return render.JSON(w, res.Topology) }})
+		files = append(files, launch.File{Path: topoPath, Mode: 0o644, Write: func(w io.Writer) error {
+			_, err := w.Write(plan.Topology)
+			return err
+		}})
 	}
 	if lf.out != "" {
 		files = append(files, launch.File{Path: lf.out, Mode: launch.FileMode(lf.format), Write: func(w io.Writer) error {
@@ -276,23 +285,17 @@ func (lf *launchFlags) resolveHosts(t *validate.Topology) error {
 	return nil
 }
 
-// topologyPath decides whether the program gets the render JSON: always
-// when --topology-out is given, and whenever the layout is not passed as
-// pretrain_mimo.py arguments. The path in MIMOPLAN_TOPOLOGY is absolute,
-// so that every node finds it on a shared file system.
-func (lf *launchFlags) topologyPath(t *validate.Topology, layoutPath string) (string, error) {
+// topologyPath checks --out and --topology-out: the topology file is
+// written only when asked for, and its absolute path is then what
+// MIMOPLAN_TOPOLOGY names (a file system every node shares); otherwise
+// the plan carries the topology itself.
+func (lf *launchFlags) topologyPath(layoutPath string) (string, error) {
 	if lf.out != "" && launch.SameFile(lf.out, layoutPath) {
 		return "", usageErr("--out %s is the layout file: writing there would overwrite the layout", lf.out)
 	}
 	path := lf.topologyOut
 	if path == "" {
-		if t.Target == layout.TargetMegatronLM && lf.opts.LayoutArgs {
-			return "", nil
-		}
-		if lf.out == "" && layoutPath == layout.Stdin {
-			return "", usageErr("the layout comes from standard input, so there is no directory to put its topology beside: give --topology-out (or --out)")
-		}
-		path = launch.DefaultTopologyPath(lf.out, layoutPath)
+		return "", nil
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {

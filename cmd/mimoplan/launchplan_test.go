@@ -54,7 +54,17 @@ func TestLaunchPlanExitCodes(t *testing.T) {
 		stdout string
 		stderr string
 	}{
-		{"sh", []string{"launch-plan", four, hosts, "--", "train.py"}, 0, `--node-rank="$node_rank"`, "wrote the topology"},
+		{"sh", []string{"launch-plan", four, hosts, "--", "train.py"}, 0, `--node-rank="$node_rank"`, ""},
+		{"sh carries the topology", []string{"launch-plan", four, hosts, "--", "train.py"}, 0, `export MIMOPLAN_TOPOLOGY="$job_dir/topology.json"`, ""},
+		{"megatron-specs", []string{"launch-plan", four, "--format", "megatron-specs"}, 0, "def module_grid_specs(topology=None):", ""},
+		{"pytorchjob", []string{"launch-plan", four, "--format", "pytorchjob", "--image", "img", "--", "train.py"}, 0, "kind: PyTorchJob", ""},
+		{"pytorchjob and hosts", []string{"launch-plan", four, hosts, "--format", "pytorchjob", "--image", "i", "--", "x"}, 2, "", "--format pytorchjob: the training operator names the pods"},
+		{"slurm directives", []string{"launch-plan", four, "--format", "slurm", "--sbatch", "partition=gpu", "--sbatch", "exclusive", "--cpus-per-task", "32", "--container-image", "nvcr.io#nvidia/pytorch:25.01-py3", "--", "t.py"}, 0, "#SBATCH --exclusive", ""},
+		{"sbatch the plan sets", []string{"launch-plan", four, "--format", "slurm", "--sbatch", "nodes=8", "--", "t.py"}, 2, "", "the plan sets --nodes itself"},
+		{"bad sbatch", []string{"launch-plan", four, "--format", "slurm", "--sbatch", "-p gpu", "--", "t.py"}, 2, "", "want KEY=VALUE or KEY"},
+		{"bad cpus-per-task", []string{"launch-plan", four, "--format", "slurm", "--cpus-per-task", "-1", "--", "t.py"}, 2, "", "--cpus-per-task"},
+		{"bad memory", []string{"launch-plan", four, "--format", "k8s", "--image", "i", "--memory", "lots", "--", "t.py"}, 2, "", `invalid --memory "lots"`},
+		{"bad runtime", []string{"launch-plan", four, "--format", "k8s", "--image", "i", "--runtime", "Torch!", "--", "t.py"}, 2, "", `invalid --runtime "Torch!"`},
 		{"hostfile", []string{"launch-plan", four, "--hostfile", hostfile, "--format", "json", "--", "train.py"}, 0, `"host": "h3"`, ""},
 		{"megatron-lm needs no program", []string{"launch-plan", mlm, "--format", "json"}, 0, `"--mimo-llm-offset",`, ""},
 		{"megatron-lm, plain names before PR #6894", []string{"launch-plan", mlm, "--format", "json", "--target-version", "2026-08-22"}, 0, `"--llm-offset",`, ""},
@@ -63,7 +73,7 @@ func TestLaunchPlanExitCodes(t *testing.T) {
 		{"unknown PR", []string{"launch-plan", mlm, "--target-version", "1234"}, 2, "", "knows no change of PR #1234"},
 		{"arguments without a program", []string{"launch-plan", mlm, "--", "--lr", "1e-4"}, 2, "", `"--lr" is an option`},
 		{"slurm picks the hosts", []string{"launch-plan", four, "--format", "slurm", "--", "train.py"}, 0, "#SBATCH --nodes=4", ""},
-		{"k8s", []string{"launch-plan", four, "--format", "k8s", "--image", "img", "--", "train.py"}, 0, "kind: PyTorchJob", ""},
+		{"k8s", []string{"launch-plan", four, "--format", "k8s", "--image", "img", "--cpu", "32", "--memory", "512Gi", "--shm-size", "64Gi", "--", "train.py"}, 0, "kind: TrainJob", ""},
 		{"c10d", []string{"launch-plan", four, hosts, "--rendezvous", "c10d", "--", "train.py"}, 0, "--rdzv-endpoint=h0:29500", ""},
 
 		{"invalid layout", []string{"launch-plan", broken, "--", "x"}, 1, "", "[dense-not-divisible]"},
@@ -135,20 +145,36 @@ func TestLaunchPlanOut(t *testing.T) {
 	b, _ := os.ReadFile(out)
 	assert.Contains(t, string(b), `'it'\''s'`)
 
-	// The topology goes beside the plan and is exactly render's JSON.
+	// The plan carries the topology; nothing is written beside it.
+	assert.Contains(t, string(b), `export MIMOPLAN_TOPOLOGY="$job_dir/topology.json"`)
+	entries, _ := os.ReadDir(dir)
+	assert.Len(t, entries, 1, "the plan only")
+
+	// --topology-out writes the topology there, which the plan names.
 	topo := filepath.Join(dir, "plan.topology.json")
+	code, _, stderr = mimoplan(t, "launch-plan", four, "--hosts", "h0,h1,h2,h3", "--out", out, "--topology-out", topo, "--", "train.py", "it's")
+	require.Equal(t, 0, code, stderr)
+	b, _ = os.ReadFile(out)
 	assert.Contains(t, string(b), "export MIMOPLAN_TOPOLOGY="+topo+"\n")
+	assert.NotContains(t, string(b), "job_dir")
 	got, err := os.ReadFile(topo)
 	require.NoError(t, err)
-	_, want, _ := mimoplan(t, "render", four, "--format", "json")
-	assert.Equal(t, want, string(got))
+	_, want, _ := mimoplan(t, "launch-plan", four, "--hosts", "h0,h1,h2,h3", "--format", "json", "--", "x")
+	var plan struct {
+		Topology json.RawMessage `json:"topology"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(want), &plan))
+	var a, c any
+	require.NoError(t, json.Unmarshal(got, &a))
+	require.NoError(t, json.Unmarshal(plan.Topology, &c))
+	assert.Equal(t, c, a, "the file is the topology the plans carry")
 
 	// A refused plan writes nothing, and leaves an older plan alone.
 	code, _, _ = mimoplan(t, "launch-plan", four, "--hosts", "h0,h1", "--out", out, "--", "other.py")
 	assert.Equal(t, 1, code)
 	b2, _ := os.ReadFile(out)
 	assert.Equal(t, b, b2)
-	entries, _ := os.ReadDir(dir)
+	entries, _ = os.ReadDir(dir)
 	assert.Len(t, entries, 2, "plan and topology, no temporary files")
 
 	// JSON plans are not executable.
@@ -159,13 +185,13 @@ func TestLaunchPlanOut(t *testing.T) {
 	assert.Equal(t, os.FileMode(0o644), st.Mode().Perm())
 }
 
-// TestLaunchPlanKeepsTheLayout: a plan whose default topology path would
-// be the layout file itself is refused before anything is written.
+// TestLaunchPlanKeepsTheLayout: a plan whose topology path is the layout
+// file itself is refused before anything is written.
 func TestLaunchPlanKeepsTheLayout(t *testing.T) {
 	dir := t.TempDir()
 	l := filepath.Join(dir, "a.topology.json")
 	require.NoError(t, os.WriteFile(l, []byte(fourNode), 0o644))
-	code, _, stderr := mimoplan(t, "launch-plan", l, "--hosts", "h0,h1,h2,h3", "--out", filepath.Join(dir, "a.json"), "--", "x")
+	code, _, stderr := mimoplan(t, "launch-plan", l, "--hosts", "h0,h1,h2,h3", "--out", filepath.Join(dir, "a.json"), "--topology-out", l, "--", "x")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "the topology file "+l+" is the layout file")
 	b, _ := os.ReadFile(l)
@@ -219,13 +245,14 @@ func TestLaunchPlanJSON(t *testing.T) {
 	}
 	t.Setenv("MIMOPLAN_TARGET_VERSION", "")
 
-	// Without the layout arguments the program gets the topology instead.
+	// Without the layout arguments the program gets the topology instead,
+	// carried by the plan: no file is written.
 	code, out, stderr = mimoplan(t, "launch-plan", mlm, "--format", "json", "--no-layout-args", "--", "mine.py")
 	require.Equal(t, 0, code, stderr)
-	wd, _ := os.Getwd()
-	assert.Contains(t, out, `"MIMOPLAN_TOPOLOGY": "`+filepath.Join(wd, "layout.topology.json")+`"`)
+	assert.Contains(t, out, `"topology": {`)
 	assert.NotContains(t, out, "llm-tp")
-	assert.FileExists(t, "layout.topology.json")
+	entries, _ := os.ReadDir(".")
+	assert.Empty(t, entries, "nothing written in the current directory")
 }
 
 func TestLaunchPlanEnvironment(t *testing.T) {
@@ -286,20 +313,23 @@ func TestLaunchDocExamples(t *testing.T) {
 	// The doc names the layout as a file of the current directory.
 	t.Chdir(root)
 	prog := []string{"--", "train.py", "--data", "/mnt/shared/data", "--run-name", "first try"}
-	common := []string{"--topology-out", filepath.Join(t.TempDir(), "t.json"), "--env", "MIMOPLAN_TOPOLOGY=/mnt/shared/jobs/plan.topology.json"}
+	// A shared topology file, named as the doc names it.
+	shared := []string{"--topology-out", filepath.Join(t.TempDir(), "t.json"), "--env", "MIMOPLAN_TOPOLOGY=/mnt/shared/jobs/plan.topology.json"}
 	tests := []struct {
 		name string
 		args []string
 	}{
 		{"sh", append([]string{"--hostfile", hostfile}, prog...)},
 		{"json", append([]string{"--hostfile", hostfile, "--format", "json"}, prog...)},
-		{"slurm", append([]string{"--format", "slurm"}, prog...)},
-		{"k8s", append([]string{"--format", "k8s", "--image", "nvcr.io/nvidia/pytorch:25.01-py3"}, prog...)},
-		{"c10d", []string{"--hostfile", hostfile, "--rendezvous", "c10d", "--", "train.py"}},
+		{"slurm", append([]string{"--format", "slurm", "--sbatch", "partition=gpu", "--sbatch", "time=04:00:00", "--cpus-per-task", "64"}, prog...)},
+		{"k8s", append([]string{"--format", "k8s", "--image", "nvcr.io/nvidia/pytorch:25.01-py3", "--cpu", "64", "--memory", "512Gi"}, prog...)},
+		{"pytorchjob", append([]string{"--format", "pytorchjob", "--image", "nvcr.io/nvidia/pytorch:25.01-py3"}, prog...)},
+		{"megatron-specs", []string{"--format", "megatron-specs"}},
+		{"c10d", append(shared, "--hostfile", hostfile, "--rendezvous", "c10d", "--", "train.py")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append(append([]string{"launch-plan", "three-module-4node.yaml"}, common...), tt.args...)
+			args := append([]string{"launch-plan", "three-module-4node.yaml"}, tt.args...)
 			code, out, stderr := mimoplan(t, args...)
 			require.Equal(t, 0, code, stderr)
 			assertDocBlock(t, blocks, out)

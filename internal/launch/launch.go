@@ -8,7 +8,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/upstream"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
@@ -75,11 +75,16 @@ type Options struct {
 	// Program is the program and its arguments, run by every rank. Empty:
 	// DefaultProgram for target megatron-lm, an error otherwise.
 	Program []string
+	// NoProgram allows a plan without a program, for formats that run
+	// none (megatron-specs).
+	NoProgram bool
 	// LayoutArgs appends the layout as pretrain_mimo.py's arguments
 	// (target megatron-lm only), named as the layout's target_version's
 	// args.py names them.
 	LayoutArgs bool
-	// TopologyPath, if set, is passed to the program in MIMOPLAN_TOPOLOGY.
+	// TopologyPath, if set, is the absolute path of the topology file
+	// (--topology-out) on a file system every node shares: the plan
+	// passes it in MIMOPLAN_TOPOLOGY instead of carrying the topology.
 	TopologyPath string
 	// OMPThreads is OMP_NUM_THREADS; default 1.
 	OMPThreads int
@@ -90,7 +95,36 @@ type Options struct {
 	Entrypoint []string
 	// Image is the container image of a Kubernetes plan.
 	Image string
+	// Slurm and K8s are the scheduler settings of those formats.
+	Slurm SlurmOptions
+	K8s   K8sOptions
 }
+
+// SlurmOptions are the settings of an sbatch plan.
+type SlurmOptions struct {
+	// Sbatch are extra directives, "KEY=VALUE" or "KEY" (#SBATCH --KEY).
+	Sbatch []string
+	// CPUsPerTask is --cpus-per-task (one task per node); 0 leaves it out.
+	CPUsPerTask int
+	// ContainerImage and ContainerMounts are pyxis's srun flags.
+	ContainerImage, ContainerMounts string
+}
+
+// K8sOptions are the settings of a Kubernetes plan.
+type K8sOptions struct {
+	// CPU and Memory are the container's requests ("" leaves them out).
+	CPU, Memory string
+	// ShmSize is the size limit of the memory emptyDir mounted at
+	// /dev/shm ("" for none: the pod's memory bounds it).
+	ShmSize string
+	// Runtime is the TrainJob's ClusterTrainingRuntime; default
+	// DefaultRuntime.
+	Runtime string
+}
+
+// DefaultRuntime is Kubeflow Trainer's torch runtime
+// (manifests/base/runtimes/torch_distributed.yaml).
+const DefaultRuntime = "torch-distributed"
 
 // Plan is everything the writers need. Build fills it; it is plain data.
 type Plan struct {
@@ -117,6 +151,19 @@ type Plan struct {
 	Notes []string
 	// Image is the container image (Kubernetes only).
 	Image string
+	// Topology is the topology JSON (Topology).
+	Topology []byte
+	// PassTopology says the program finds the topology through
+	// MIMOPLAN_TOPOLOGY: every target but megatron-lm with its layout
+	// arguments, and any plan with --topology-out.
+	PassTopology bool
+	// TopologyPath, when set, is where the topology lies on a shared file
+	// system, so that the plan points there instead of carrying it.
+	TopologyPath string
+	Slurm        SlurmOptions
+	K8s          K8sOptions
+	// Version is the layout's target_version.
+	Version upstream.Version
 }
 
 // Rendezvous is how the nodes meet.
@@ -207,11 +254,12 @@ func Build(res *validate.Result, o Options) (*Plan, *diag.List, error) {
 		return nil, nil, fmt.Errorf("the first word after -- is the program to run, but %q is an option: give the program first (-- PROGRAM ARGS)", prog[0])
 	}
 	var err error
-	if len(prog) == 0 {
-		if t.Target != layout.TargetMegatronLM {
-			return nil, nil, fmt.Errorf("target %s has no default program: give the program to run (-- PROGRAM ARGS)", t.Target)
-		}
+	switch {
+	case len(prog) > 0:
+	case t.Target == layout.TargetMegatronLM:
 		prog = []string{DefaultProgram}
+	case !o.NoProgram:
+		return nil, nil, fmt.Errorf("target %s has no default program: give the program to run (-- PROGRAM ARGS)", t.Target)
 	}
 	for _, a := range prog {
 		if strings.ContainsRune(a, 0) {
@@ -225,6 +273,11 @@ func Build(res *validate.Result, o Options) (*Plan, *diag.List, error) {
 	}
 	p.Program = prog
 	p.Image = o.Image
+	p.Slurm, p.K8s = o.Slurm, o.K8s
+	p.Version = l.TargetVersion
+	p.TopologyPath = o.TopologyPath
+	p.Topology = Topology(t)
+	p.PassTopology = t.Target != layout.TargetMegatronLM || !o.LayoutArgs || o.TopologyPath != ""
 	p.Entrypoint = slices.Clone(o.Entrypoint)
 	if len(p.Entrypoint) == 0 {
 		p.Entrypoint = []string{"torchrun"}
@@ -453,15 +506,4 @@ func plainArgv(ws []word) []string {
 		out[i] = w.plain()
 	}
 	return out
-}
-
-// DefaultTopologyPath is where launch-plan writes the render JSON for a
-// plan written to out ("" for standard output) from layoutPath: beside the
-// plan, or in the current directory.
-func DefaultTopologyPath(out, layoutPath string) string {
-	if out != "" {
-		return strings.TrimSuffix(out, filepath.Ext(out)) + ".topology.json"
-	}
-	base := filepath.Base(layoutPath)
-	return strings.TrimSuffix(base, filepath.Ext(base)) + ".topology.json"
 }

@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -455,8 +456,26 @@ func TestC10dNote(t *testing.T) {
 	assert.Empty(t, p.Notes)
 }
 
-func TestDefaultTopologyPath(t *testing.T) {
-	assert.Equal(t, "out/plan.topology.json", DefaultTopologyPath("out/plan.sh", "l/x.yaml"))
-	assert.Equal(t, "plan.topology.json", DefaultTopologyPath("plan", "l/x.yaml"))
-	assert.Equal(t, "x.topology.json", DefaultTopologyPath("", "l/x.yaml"))
+// TestTopologyJSON: the topology a plan carries is the layout's modules,
+// one a line, and is passed for every target but megatron-lm with its
+// layout arguments.
+func TestTopologyJSON(t *testing.T) {
+	p := build(t, threeModule, Options{Hosts: hosts4, Program: []string{"train.py"}})
+	assert.True(t, p.PassTopology)
+	var tj topologyJSON
+	require.NoError(t, json.Unmarshal(p.Topology, &tj))
+	assert.Equal(t, "three-module-4node", tj.Name)
+	assert.Equal(t, 32, tj.WorldSize)
+	require.Len(t, tj.Modules, 3)
+	assert.Equal(t, topologyModule{Name: "language", RankOffset: 16, NumRanks: 16, TP: 4, GTPRemat: 1, CP: 1, PP: 2, DP: 2,
+		EP: 1, ExptTP: 1, ExptGTPRemat: 1, ExptDP: 8}, tj.Modules[2])
+	assert.Equal(t, 5, strings.Count(string(p.Topology), "\n"), "one module a line")
+
+	p = build(t, nemotron, Options{LayoutArgs: true})
+	assert.False(t, p.PassTopology, "megatron-lm reads its arguments")
+	assert.NotEmpty(t, p.Topology, "megatron-specs still has it")
+	p = build(t, nemotron, Options{LayoutArgs: true, TopologyPath: "/shared/t.json"})
+	assert.True(t, p.PassTopology, "--topology-out asks for it")
+	p = build(t, nemotron, Options{})
+	assert.True(t, p.PassTopology, "no layout arguments: the topology instead")
 }

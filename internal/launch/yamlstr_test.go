@@ -55,7 +55,7 @@ func pyYAMLLoad(t *testing.T, doc []byte) []byte {
 	if exec.Command(py, "-c", "import yaml").Run() != nil {
 		t.Skip("PyYAML not installed")
 	}
-	cmd := exec.Command(py, "-c", "import json, sys, yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)")
+	cmd := exec.Command(py, "-c", "import json, sys, yaml; json.dump(list(yaml.safe_load_all(sys.stdin))[-1], sys.stdout)")
 	cmd.Stdin = bytes.NewReader(doc)
 	out, err := cmd.Output()
 	require.NoError(t, err, "PyYAML reads:\n%s", doc)
@@ -76,13 +76,25 @@ func TestYAMLStringRoundTrip(t *testing.T) {
 	assert.Equal(t, all, got["values"], "YAML 1.1")
 }
 
-// The PyTorchJob a YAML 1.1 loader reads carries the program's arguments
-// and the environment unchanged.
+// The PyTorchJob (and TrainJob) a YAML 1.1 loader reads carries the
+// program's arguments and the environment unchanged.
 func TestK8sYAML11(t *testing.T) {
 	args := append([]string{"train.py"}, yaml11[1:]...)
 	p := build(t, threeModule, Options{Program: args, Image: "img", Env: []EnvVar{{"X", "yes"}, {"Y", "="}}})
 	var b bytes.Buffer
 	require.NoError(t, WriteK8s(&b, p))
+	var tj struct {
+		Spec struct {
+			Trainer struct {
+				Command []string `json:"command"`
+				Env     []struct{ Name, Value string }
+			} `json:"trainer"`
+		} `json:"spec"`
+	}
+	require.NoError(t, json.Unmarshal(pyYAMLLoad(t, b.Bytes()), &tj))
+	assert.Equal(t, args, tj.Spec.Trainer.Command[len(tj.Spec.Trainer.Command)-len(args):])
+	b.Reset()
+	require.NoError(t, WritePyTorchJob(&b, p))
 	var job struct {
 		Spec struct {
 			Replicas map[string]struct {

@@ -1,0 +1,73 @@
+package launch
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+// TopologyFile is the name of the topology file a plan writes at run time
+// (sh, slurm) or mounts (k8s), in the directory MIMOPLAN_TOPOLOGY points
+// into.
+const TopologyFile = "topology.json"
+
+// topologyJSON is what MIMOPLAN_TOPOLOGY points at: the render JSON's
+// modules without their groups, which follow from the sizes (Megatron's
+// HyperCommGrid builds them from a ModuleGridSpec), so that a plan of any
+// size carries a few hundred bytes per module.
+type topologyJSON struct {
+	Version   int              `json:"version"`
+	Name      string           `json:"name"`
+	Target    string           `json:"target"`
+	WorldSize int              `json:"world_size"`
+	Mode      string           `json:"mode"`
+	Modules   []topologyModule `json:"modules"`
+}
+
+type topologyModule struct {
+	Name         string `json:"name"`
+	RankOffset   int    `json:"rank_offset"`
+	NumRanks     int    `json:"num_ranks"`
+	TP           int    `json:"tp"`
+	GTPRemat     int    `json:"gtp_remat"`
+	CP           int    `json:"cp"`
+	PP           int    `json:"pp"`
+	DP           int    `json:"dp"`
+	EP           int    `json:"ep"`
+	ExptTP       int    `json:"expt_tp"`
+	ExptGTPRemat int    `json:"expt_gtp_remat"`
+	ExptDP       int    `json:"expt_dp"`
+}
+
+// Topology is the topology JSON of t, one module a line, ending in a
+// newline: what --topology-out writes and every plan carries.
+func Topology(t *validate.Topology) []byte {
+	tj := topologyJSON{Version: 1, Name: t.Name, Target: string(t.Target), WorldSize: t.WorldSize, Mode: string(t.Mode)}
+	for _, m := range t.Modules {
+		tj.Modules = append(tj.Modules, topologyModule{
+			Name: m.Name, RankOffset: m.RankOffset, NumRanks: m.NumRanks, TP: m.TP, GTPRemat: m.GTPRemat,
+			CP: m.CP, PP: m.PP, DP: m.DP, EP: m.EP, ExptTP: m.ExptTP, ExptGTPRemat: m.ExptGTPRemat, ExptDP: m.ExptDP,
+		})
+	}
+	var b bytes.Buffer
+	head, _ := json.Marshal(struct {
+		Version   int    `json:"version"`
+		Name      string `json:"name"`
+		Target    string `json:"target"`
+		WorldSize int    `json:"world_size"`
+		Mode      string `json:"mode"`
+	}{tj.Version, tj.Name, tj.Target, tj.WorldSize, tj.Mode})
+	b.Write(head[:len(head)-1])
+	b.WriteString(`,"modules":[`)
+	for i, m := range tj.Modules {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		line, _ := json.Marshal(m)
+		b.WriteString("\n  ")
+		b.Write(line)
+	}
+	b.WriteString("\n]}\n")
+	return b.Bytes()
+}
