@@ -97,28 +97,44 @@ func byRankTable(w *bufio.Writer, t *validate.Topology, sel selection, o Options
 		right = append(right, true)
 	}
 	tb := newStreamTable(w, o.Format, header, widths, right)
-	cells := make([]string, len(header))
+	curs := make([]*rankCursor, len(sel.modules))
+	for i, m := range sel.modules {
+		curs[i] = newRankCursor(m)
+		curs[i].seek(m, lo)
+	}
+	names := make([][]byte, len(sel.modules))
+	for i, m := range sel.modules {
+		names[i] = []byte(m.Name)
+	}
 	rows := 0
 	for r := lo; r < hi; r++ {
-		for _, m := range sel.modules {
-			if !m.Grid.Contains(r) {
+		for i, m := range sel.modules {
+			c := curs[i]
+			if r < c.lo || r >= c.hi {
 				continue
 			}
-			c := coordsOf(m, r)
-			cells[0], cells[1], cells[2], cells[3] = strconv.Itoa(r), "-", "-", m.Name
+			tb.SetCell(0, strconv.AppendInt(tb.Cell(0), int64(r), 10))
 			if node, gpu, ok := place(t, r); ok {
-				cells[1], cells[2] = strconv.Itoa(node), strconv.Itoa(gpu)
+				tb.SetCell(1, strconv.AppendInt(tb.Cell(1), int64(node), 10))
+				tb.SetCell(2, strconv.AppendInt(tb.Cell(2), int64(gpu), 10))
+			} else {
+				tb.SetCell(1, append(tb.Cell(1), '-'))
+				tb.SetCell(2, append(tb.Cell(2), '-'))
 			}
-			for i, j := range dims {
-				cells[4+i] = strconv.Itoa(c.values[j])
+			tb.SetCell(3, append(tb.Cell(3), names[i]...))
+			values := c.values()
+			for k, j := range dims {
 				if j >= len(grid.BaseDims) && !hasExperts(m) {
-					cells[4+i] = "-" // a dense module's expert view says nothing
+					tb.SetCell(4+k, append(tb.Cell(4+k), '-')) // a dense module's expert view says nothing
+					continue
 				}
+				tb.SetCell(4+k, strconv.AppendInt(tb.Cell(4+k), int64(values[j]), 10))
 			}
-			for i, k := range kinds {
-				cells[4+len(dims)+i] = groupIndex(m, k, r)
+			for k, kind := range kinds {
+				tb.SetCell(4+len(dims)+k, append(tb.Cell(4+len(dims)+k), groupIndex(m, kind, r)...))
 			}
-			tb.line(cells, right)
+			tb.line(tb.cells, right)
+			c.next()
 			rows++
 		}
 	}

@@ -263,16 +263,17 @@ func fullGroupsTable(w *bufio.Writer, t *validate.Topology, o Options, groups []
 		widths[len(widths)-1] = min(longest, wrapWidth)
 	}
 	tb := newStreamTable(w, o.Format, header, widths, right)
-	var buf []byte
+	last := len(header) - 1
 	for _, g := range groups {
-		size := strconv.Itoa(g.Enum.GroupSize())
+		tb.SetCell(0, append(tb.Cell(0), g.Kind...))
+		tb.SetCell(2, strconv.AppendInt(tb.Cell(2), int64(g.Enum.GroupSize()), 10))
 		for i := range g.Enum.NumGroups() {
-			buf = appendMembers(buf[:0], g.Enum, i)
+			tb.SetCell(1, strconv.AppendInt(tb.Cell(1), int64(i), 10))
 			if placed {
-				tb.row(g.Kind, strconv.Itoa(i), size, nodesOf(g.Enum, i, t.Cluster.GPUsPerNode), string(buf))
-			} else {
-				tb.row(g.Kind, strconv.Itoa(i), size, string(buf))
+				tb.SetCell(3, appendNodes(tb.Cell(3), g.Enum, i, t.Cluster.GPUsPerNode))
 			}
+			tb.SetCell(last, appendMembers(tb.Cell(last), g.Enum, i))
+			tb.Row()
 		}
 	}
 	tb.close()
@@ -283,27 +284,33 @@ func fullGroupsTable(w *bufio.Writer, t *validate.Topology, o Options, groups []
 // on over rows with the other cells empty, as in a box table.
 const wrapWidth = 96
 
-// appendMembers appends group i of e in full, [a b c].
+// appendMembers appends group i of e in full, [a b c], reading its
+// members as runs.
 func appendMembers(dst []byte, e grid.Enum, i int) []byte {
-	n := e.GroupSize()
 	dst = append(dst, '[')
-	for j := range n {
-		if j > 0 {
-			dst = append(dst, ' ')
+	first := true
+	e.Runs(i, func(start, stride, n int) {
+		for k := range n {
+			if !first {
+				dst = append(dst, ' ')
+			}
+			first = false
+			dst = strconv.AppendInt(dst, int64(start+k*stride), 10)
 		}
-		dst = strconv.AppendInt(dst, int64(e.Rank(i, j)), 10)
-	}
+	})
 	return append(dst, ']')
 }
 
-// nodesOf is the node of a group's first member, and of its last when
-// that is another: first-last.
-func nodesOf(e grid.Enum, i, gpn int) string {
+// appendNodes appends the node of a group's first member, and of its last
+// when that is another: first-last.
+func appendNodes(dst []byte, e grid.Enum, i, gpn int) []byte {
 	a, b := e.Rank(i, 0)/gpn, e.Rank(i, e.GroupSize()-1)/gpn
+	dst = strconv.AppendInt(dst, int64(a), 10)
 	if a == b {
-		return strconv.Itoa(a)
+		return dst
 	}
-	return strconv.Itoa(a) + "-" + strconv.Itoa(b)
+	dst = append(dst, '-')
+	return strconv.AppendInt(dst, int64(b), 10)
 }
 
 // longestGroup is the length of the longest group of e as members prints

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bufio"
+	"bytes"
 	"strings"
 	"unicode/utf8"
 
@@ -58,23 +59,28 @@ func writeTable(w *bufio.Writer, format string, header []string, right []bool, r
 // Markdown style as tablewriter, with the column widths fixed up front.
 // It is the --full tables' writer: tablewriter costs 10-50 µs a row, which
 // is 6-25 s for the 131,072-rank tables; this costs the bytes it writes.
-// The last column may be longer than its width: row cuts it at spaces
-// into continuation rows.
+// Cells are byte slices that the caller refills for each row (Cells), so
+// that a row allocates nothing. The last column may be longer than its
+// width: Row cuts it at spaces into continuation rows.
 type streamTable struct {
 	w        *bufio.Writer
 	markdown bool
 	widths   []int
 	right    []bool
-	cells    []string
+	cells    [][]byte // the caller's row, refilled each time
+	empty    [][]byte // a continuation row: every cell empty
 }
 
 func newStreamTable(w *bufio.Writer, format string, header []string, widths []int, right []bool) *streamTable {
-	s := &streamTable{w: w, markdown: format == "markdown", widths: make([]int, len(widths)), right: right}
+	s := &streamTable{w: w, markdown: format == "markdown", widths: make([]int, len(widths)), right: right,
+		cells: make([][]byte, len(widths)), empty: make([][]byte, len(widths))}
+	hs := make([][]byte, len(header))
 	for i, n := range widths {
 		s.widths[i] = max(n, utf8.RuneCountInString(header[i]))
+		hs[i] = []byte(header[i])
 	}
 	if s.markdown {
-		s.line(header, nil)
+		s.line(hs, nil)
 		s.w.WriteByte('|')
 		for i, n := range s.widths {
 			if right[i] {
@@ -87,7 +93,7 @@ func newStreamTable(w *bufio.Writer, format string, header []string, widths []in
 		return s
 	}
 	s.rule("┌", "┬", "┐")
-	s.line(header, nil)
+	s.line(hs, nil)
 	s.rule("├", "┼", "┤")
 	return s
 }
@@ -108,20 +114,20 @@ func (s *streamTable) rule(left, mid, right string) {
 
 // line writes one line of cells; right, when given, aligns those columns
 // right.
-func (s *streamTable) line(cells []string, right []bool) {
+func (s *streamTable) line(cells [][]byte, right []bool) {
 	bar := "│"
 	if s.markdown {
 		bar = "|"
 	}
 	s.w.WriteString(bar)
 	for i, c := range cells {
-		pad := s.widths[i] - utf8.RuneCountInString(c)
+		pad := s.widths[i] - utf8.RuneCount(c)
 		s.w.WriteByte(' ')
 		if right != nil && right[i] {
 			s.spaces(pad)
-			s.w.WriteString(c)
+			s.w.Write(c)
 		} else {
-			s.w.WriteString(c)
+			s.w.Write(c)
 			s.spaces(pad)
 		}
 		s.w.WriteByte(' ')
@@ -130,29 +136,43 @@ func (s *streamTable) line(cells []string, right []bool) {
 	s.w.WriteByte('\n')
 }
 
+const blanks = "                                                                "
+
 func (s *streamTable) spaces(n int) {
-	for range n {
-		s.w.WriteByte(' ')
+	for n > len(blanks) {
+		s.w.WriteString(blanks)
+		n -= len(blanks)
+	}
+	if n > 0 {
+		s.w.WriteString(blanks[:n])
 	}
 }
 
-// row writes one row; a last cell wider than its column goes on over
-// continuation rows with the other cells empty.
-func (s *streamTable) row(cells ...string) {
-	last := len(cells) - 1
-	text := cells[last]
+// Cell returns cell i's buffer emptied, to append the row's text to; set
+// it back with SetCell. A slice given to SetCell is the cell's buffer from
+// then on: give it only what Cell returned, or a slice no one else holds.
+func (s *streamTable) Cell(i int) []byte { return s.cells[i][:0] }
+
+// SetCell stores cell i's text for the next Row.
+func (s *streamTable) SetCell(i int, b []byte) { s.cells[i] = b }
+
+// Row writes the cells set since the last row; a last cell wider than its
+// column goes on over continuation rows with the other cells empty.
+func (s *streamTable) Row() {
+	last := len(s.cells) - 1
+	text := s.cells[last]
+	cells := s.cells
 	for {
-		piece, rest := cut(text, s.widths[last])
+		piece, rest := cutBytes(text, s.widths[last])
+		saved := cells[last]
 		cells[last] = piece
 		s.line(cells, s.right)
-		if rest == "" {
+		cells[last] = saved
+		if len(rest) == 0 {
 			return
 		}
 		text = rest
-		if s.cells == nil {
-			s.cells = make([]string, len(cells))
-		}
-		cells = s.cells
+		cells = s.empty
 	}
 }
 
@@ -160,6 +180,17 @@ func (s *streamTable) close() {
 	if !s.markdown {
 		s.rule("└", "┴", "┘")
 	}
+}
+
+// cutBytes is cut for a byte slice.
+func cutBytes(s []byte, width int) (head, rest []byte) {
+	if len(s) <= width {
+		return s, nil
+	}
+	if i := bytes.LastIndexByte(s[:width+1], ' '); i > 0 {
+		return s[:i], s[i+1:]
+	}
+	return s[:width], s[width:]
 }
 
 // cut splits s after at most width characters, at a space when there is

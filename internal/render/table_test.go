@@ -290,3 +290,21 @@ func TestByRankPageIsSlice(t *testing.T) {
 		}
 	}
 }
+
+// A colocated dense and MoE module alternate rows: the dense one's expert
+// coordinates are "-", the MoE one's numbers, row after row.
+func TestByRankColocatedExperts(t *testing.T) {
+	colo := topo(t, "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 8, tp: 2}\n- {name: language, num_ranks: 8, rank_offset: 0, ep: 4}\n")
+	out := run(t, colo, render.Options{Format: "table", ByRank: true, Full: true})
+	var rows []string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "│ ") && !strings.Contains(line, "rank") {
+			rows = append(rows, strings.Join(strings.Fields(strings.ReplaceAll(line, "│", " ")), " "))
+		}
+	}
+	require.Len(t, rows, 16)
+	// columns: rank node gpu module tp dp pp ep expt_dp
+	assert.Equal(t, "5 - - vision 1 2 0 - -", rows[10])
+	assert.Equal(t, "5 - - language 0 5 0 1 1", rows[11])
+	assert.Equal(t, "7 - - language 0 7 0 3 1", rows[15])
+}
