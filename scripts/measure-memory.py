@@ -20,6 +20,7 @@ megatron.training is imported).
 Usage (the driver scripts/measure-memory.sh runs every configuration):
   measure-memory.py --megatron DIR --list                  configurations as JSON
   measure-memory.py --megatron DIR --theory [--config N]   Megatron's figure only (no torch needed)
+  measure-memory.py --megatron DIR --layout --config N     the configuration as a mimoplan layout
   torchrun --nproc_per_node G measure-memory.py --megatron DIR --config N --out FILE
 A single-GPU configuration may also be started with plain python3 (it sets up a one-rank group).
 """
@@ -130,6 +131,45 @@ def megatron_namespace(a):
     ns.global_batch_size = gbs
     ns.num_microbatches = gbs // (a["micro_batch_size"] * dp)
     return ns
+
+
+# The arguments a mimoplan layout's `model` section takes (the rest is the module's sizes, `batch`
+# and `training`).
+LAYOUT_MODEL_KEYS = [
+    "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "num_query_groups",
+    "kv_channels", "seq_length", "vocab_size", "make_vocab_size_divisible_by", "swiglu",
+    "normalization", "untie_embeddings_and_output_weights", "add_bias_linear", "num_experts",
+    "moe_ffn_hidden_size", "moe_router_topk", "moe_layer_freq",
+    "moe_shared_expert_intermediate_size",
+]
+
+
+def layout_yaml(name):
+    """The configuration as a mimoplan layout, for `mimoplan estimate`."""
+    gpus, a = config_args(name)
+
+    def v(x):
+        return str(x).lower() if isinstance(x, bool) else str(x)
+
+    training = {"use_distributed_optimizer": a["use_distributed_optimizer"],
+                "sequence_parallel": a["sequence_parallel"]}
+    if a["recompute_granularity"]:
+        training["recompute_granularity"] = a["recompute_granularity"]
+    sizes = "".join(f"    {k}: {a[f]}\n" for k, f in (
+        ("tp", "tensor_model_parallel_size"), ("pp", "pipeline_model_parallel_size"),
+        ("ep", "expert_model_parallel_size")) if a[f] > 1)
+    keys = [k for k in LAYOUT_MODEL_KEYS
+            if a[k] is not None and (a["num_experts"] is not None or not k.startswith("moe_"))]
+    model = "".join(f"      {k}: {v(a[k])}\n" for k in keys)
+    return (f"# scripts/measure-memory.py --layout {name}\n"
+            "version: 1\n"
+            f"cluster: {{nodes: 1, gpus_per_node: {gpus}}}\n"
+            f"batch: {{micro_batch_size: {a['micro_batch_size']}, "
+            f"global_batch_size: {a['global_batch_size']}}}\n"
+            "training: {" + ", ".join(f"{k}: {v(x)}" for k, x in training.items()) + "}\n"
+            "modules:\n"
+            "  - name: language\n"
+            f"    num_ranks: {gpus}\n" + sizes + "    model:\n" + model)
 
 
 def load_theory(megatron_dir):
@@ -396,6 +436,7 @@ def main():
     p.add_argument("--config", choices=sorted(CONFIGS))
     p.add_argument("--list", action="store_true", help="print the configurations as JSON")
     p.add_argument("--theory", action="store_true", help="print Megatron's figure only")
+    p.add_argument("--layout", action="store_true", help="print --config as a mimoplan layout")
     p.add_argument("--out", help="result JSON (rank 0 writes it)")
     p.add_argument("--steps", type=int, default=2)
     o = p.parse_args()
@@ -404,9 +445,20 @@ def main():
                   sys.stdout, indent=1)
         print()
         return
+    if o.layout:
+        if not o.config:
+            p.error("--layout needs --config")
+        sys.stdout.write(layout_yaml(o.config))
+        return
     if o.theory:
         names = [o.config] if o.config else list(CONFIGS)
-        json.dump({n: megatron_theory(o.megatron, config_args(n)[1]) for n in names},
+        try:
+            with open(os.path.join(o.megatron, "COMMIT")) as f:
+                commit = f.read().strip()
+        except OSError:
+            commit = "unknown"
+        json.dump({"megatron_commit": commit,
+                   "configs": {n: megatron_theory(o.megatron, config_args(n)[1]) for n in names}},
                   sys.stdout, indent=1)
         print()
         return
