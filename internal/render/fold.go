@@ -116,6 +116,17 @@ func spanText(lo, hi int) string {
 // members are evenly spaced: [16384-16391] for a contiguous run, [16384
 // 16400 ... 24560] step 16 for a strided one.
 func groupText(e grid.Enum, i int) string {
+	text, step := groupShort(e, i)
+	if step > 1 {
+		text += " step " + strconv.Itoa(step)
+	}
+	return text
+}
+
+// groupShort is groupText without the stride, and the stride when the
+// group is shortened and evenly spaced (0 otherwise). The groups of one
+// enumeration share it.
+func groupShort(e grid.Enum, i int) (string, int) {
 	n := e.GroupSize()
 	first := e.Rank(i, 0)
 	if n <= 4 {
@@ -128,38 +139,46 @@ func groupText(e grid.Enum, i int) string {
 			b.WriteString(strconv.Itoa(e.Rank(i, j)))
 		}
 		b.WriteByte(']')
-		return b.String()
+		return b.String(), 0
 	}
 	last := e.Rank(i, n-1)
 	_, step, _, even := e.Run(i)
 	switch {
 	case even && step == 1:
-		return "[" + strconv.Itoa(first) + "-" + strconv.Itoa(last) + "]"
+		return "[" + strconv.Itoa(first) + "-" + strconv.Itoa(last) + "]", 1
 	case even:
-		return "[" + strconv.Itoa(first) + " " + strconv.Itoa(first+step) + " ... " + strconv.Itoa(last) + "] step " + strconv.Itoa(step)
+		return "[" + strconv.Itoa(first) + " " + strconv.Itoa(first+step) + " ... " + strconv.Itoa(last) + "]", step
 	}
-	return "[" + strconv.Itoa(first) + " " + strconv.Itoa(e.Rank(i, 1)) + " " + strconv.Itoa(e.Rank(i, 2)) + " ... " + strconv.Itoa(last) + "]"
+	return "[" + strconv.Itoa(first) + " " + strconv.Itoa(e.Rank(i, 1)) + " " + strconv.Itoa(e.Rank(i, 2)) + " ... " + strconv.Itoa(last) + "]", 0
 }
 
 // groupsText is a ranks cell of at most width characters when it can be:
 // every group when all fit, else the first groups and the last around
-// "...", else the first group and "...". The number of groups is in a
-// column of its own.
+// "...", else the first group and "...". A stride the groups share is
+// said once, at the end ("step 16"). The number of groups is in a column
+// of its own.
 func groupsText(e grid.Enum, width int) string {
 	n := e.NumGroups()
+	_, step := groupShort(e, 0)
+	tail := ""
+	if step > 1 {
+		tail = " step " + strconv.Itoa(step)
+		width -= len(tail)
+	}
 	var all []string
 	total := -1
 	for i := range min(n, 16) {
-		all = append(all, groupText(e, i))
-		total += len(all[i]) + 1
+		g, _ := groupShort(e, i)
+		all = append(all, g)
+		total += len(g) + 1
 	}
 	if n <= 16 && total <= width {
-		return strings.Join(all, " ")
+		return strings.Join(all, " ") + tail
 	}
-	last := groupText(e, n-1)
+	last, _ := groupShort(e, n-1)
 	head := all[0]
 	if len(head)+5+len(last) > width {
-		return head + " ..."
+		return head + " ..." + tail
 	}
 	for _, g := range all[1 : len(all)-1] {
 		if len(head)+1+len(g)+5+len(last) > width {
@@ -167,17 +186,23 @@ func groupsText(e grid.Enum, width int) string {
 		}
 		head += " " + g
 	}
-	return head + " ... " + last
+	return head + " ... " + last + tail
 }
 
 // wantedWidth is how wide a ranks cell would like to be: the first group,
-// "..." and the last.
+// "..." and the last, and the stride.
 func wantedWidth(e grid.Enum) int {
 	n := e.NumGroups()
-	if n == 1 {
-		return len(groupText(e, 0))
+	first, step := groupShort(e, 0)
+	w := len(first)
+	if n > 1 {
+		last, _ := groupShort(e, n-1)
+		w += 5 + len(last)
 	}
-	return len(groupText(e, 0)) + 5 + len(groupText(e, n-1))
+	if step > 1 {
+		w += len(" step ") + len(strconv.Itoa(step))
+	}
+	return w
 }
 
 // wrap packs pieces, joined by sep, into lines of at most width

@@ -2,6 +2,8 @@ package render_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -13,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/render"
 	"github.com/mimoplan/mimoplan/internal/testutil"
 	"github.com/mimoplan/mimoplan/internal/validate"
@@ -90,7 +93,9 @@ func TestTableFoldsKinds(t *testing.T) {
 func TestTableStrideAndNodes(t *testing.T) {
 	tp := topo(t, scale)
 	out := run(t, tp, render.Options{Format: "table", Modules: []string{"language"}, Width: 200})
-	assert.Regexp(t, `│ dp +│ +224 │ +512 │ +512 │ \[16384 16400 \.\.\. 24560\] step 16 `, out)
+	// The groups of a kind share their stride: it is said once, at the end.
+	assert.Regexp(t, `│ dp +│ +224 │ +512 │ +512 │ \[16384 16400 \.\.\. 24560\] \[16385 16401 \.\.\. 24561\] .*\.\.\. \[122895 122911 \.\.\. 131071\] step 16 +│`, out)
+	assert.Regexp(t, `│ pp +│ +8192 │ +14 │ +14 │ \[16384 24576 \.\.\. 122880\] [^│]* step 8192 +│`, out)
 	assert.Regexp(t, `│ tp +│ +14336 │ +8 │ +1 │ \[16384-16391\] \[16392-16399\] .*\.\.\. \[131064-131071\]`, out)
 	assert.Regexp(t, `│ intra_dist_opt +│ +1 │ +114688 │ +14336 │ \[16384-131071\] +│`, out)
 	assert.Regexp(t, `│ cp +│ +57344 │ +2 │ +2 │`, out, "a cp pair is 8 apart: always on two nodes")
@@ -307,4 +312,62 @@ func TestByRankColocatedExperts(t *testing.T) {
 	assert.Equal(t, "5 - - vision 1 2 0 - -", rows[10])
 	assert.Equal(t, "5 - - language 0 5 0 1 1", rows[11])
 	assert.Equal(t, "7 - - language 0 7 0 3 1", rows[15])
+}
+
+// Over random layouts and widths, every table line fits the width (80 and
+// up), and the folded table names every group kind of a module exactly
+// once, in a row or on the singletons line.
+func TestTablesFitRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 13))
+	pick := func(xs ...int) int { return xs[rng.IntN(len(xs))] }
+	checked := 0
+	for range 300 {
+		world := pick(8, 16, 64, 512, 4096)
+		mod := func(name string, n, off int) string {
+			return fmt.Sprintf("  - {name: %s, num_ranks: %d, rank_offset: %d, tp: %d, cp: %d, pp: %d, ep: %d, gtp_remat: %d}\n",
+				name, n, off, pick(1, 2, 4, 8), pick(1, 2), pick(1, 2, 4), pick(1, 2, 4, 8), pick(1, 1, 2))
+		}
+		src := fmt.Sprintf("version: 1\ntarget: core\nworld_size: %d\n", world)
+		if rng.IntN(2) == 0 {
+			src += fmt.Sprintf("cluster: {nodes: %d, gpus_per_node: 8}\n", world/8)
+		}
+		src += "modules:\n"
+		switch rng.IntN(3) {
+		case 0:
+			src += mod("language", world, 0)
+		case 1:
+			src += mod("vision", world, 0) + mod("language", world, 0)
+		default:
+			src += mod("vision", world/2, 0) + mod("language", world/2, world/2)
+		}
+		l, d := layout.Parse("t.yaml", []byte(src))
+		res := validate.Check(l, d)
+		if res.Topology == nil {
+			continue
+		}
+		checked++
+		tp := res.Topology
+		width := pick(80, 100, 132, 200)
+		for _, o := range []render.Options{
+			{Format: "table", Width: width},
+			{Format: "table", Width: width, AllGroups: true},
+			{Format: "table", Width: width, ByRank: true},
+			{Format: "table", Width: width, Rank: rng.IntN(world), HasRank: true},
+		} {
+			out := run(t, tp, o)
+			require.LessOrEqual(t, widest(out), width, "%+v\n%s\n%s", o, src, out)
+		}
+		out := run(t, tp, render.Options{Format: "table", Width: width})
+		for _, m := range tp.Modules {
+			section := out[strings.Index(out, "\n"+m.Name+"  ranks"):]
+			if next := strings.Index(section[1:], "\n\n"); next > 0 {
+				section = section[:next+1]
+			}
+			for _, g := range m.Groups {
+				n := len(regexp.MustCompile(`[ │]` + g.Kind + `([ \n]|$)`).FindAllString(section, -1))
+				require.Equal(t, 1, n, "kind %s of %s\n%s", g.Kind, m.Name, section)
+			}
+		}
+	}
+	assert.Greater(t, checked, 100)
 }
