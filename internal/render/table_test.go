@@ -364,7 +364,7 @@ func TestTablesFitRandom(t *testing.T) {
 				section = section[:next+1]
 			}
 			for _, g := range m.Groups {
-				n := len(regexp.MustCompile(`[ │]` + g.Kind + `([ \n]|$)`).FindAllString(section, -1))
+				n := len(regexp.MustCompile(`[ │]`+g.Kind+`([ \n]|$)`).FindAllString(section, -1))
 				require.Equal(t, 1, n, "kind %s of %s\n%s", g.Kind, m.Name, section)
 			}
 		}
