@@ -14,8 +14,8 @@ const (
 // context, the kernel modules loaded on first use, cuBLAS and NCCL state.
 // It is nvidia-smi's used memory minus torch.cuda.memory_reserved after the
 // second step: 2474 MiB on an H100 80GB HBM3 and 2468 MiB on an H200
-// (driver 580.159.04, torch 2.11.0+cu130, NCCL 2.28.9, one rank), within
-// 6 MiB of that in every configuration measured. NCCL's buffers for
+// (driver 580.159.04, torch 2.11.0+cu130, NCCL 2.28.9, one rank), and at
+// most 4 MiB more in every configuration measured. NCCL's buffers for
 // communicators with peers are not in it: no run with more than one GPU
 // was made.
 const CUDAContextBytes = 2474 << 20
