@@ -296,6 +296,13 @@ func TestPageScale(t *testing.T) {
 	require.Len(t, drilled, 8)
 	assert.Equal(t, "70000 language", drilled[0])
 	assert.Equal(t, wantGroups(res.Topology.Module("language"), 70003), b.clickAndRead(t, 70003))
+
+	// group-crosses-node names its first cp group, [16384 16392]: clicking
+	// the warning marks the two nodes that hold it.
+	require.NoError(t, chromedp.Run(b.ctx, chromedp.Click(`#warnings li[data-ranks="16384 16392"]`, chromedp.ByQuery)))
+	var pinned []string
+	b.eval(t, `Array.from(document.querySelectorAll(".node.pin")).map(e => e.dataset.node)`, &pinned)
+	assert.Equal(t, []string{"2048", "2049"}, pinned)
 	b.noProblems(t)
 }
 

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/mimoplan/mimoplan/internal/diag"
@@ -183,13 +185,41 @@ func (m *Map) htmlSide(b *bufio.Writer, p Page) {
 		if mod := m.module(d.Module); mod != nil {
 			where = fmt.Sprintf("%s, ranks [%d, %d)", mod.Name, mod.RankOffset, mod.RankOffset+mod.NumRanks)
 		}
-		fmt.Fprintf(b, "<li class=\"%s\" data-module=\"%s\" title=\"click: mark its ranks\"><b>%s</b> [%s] %s <small>(line %d; %s)</small></li>",
-			d.Severity, esc(d.Module), d.Severity, esc(d.Rule), esc(d.Message), d.Line, esc(where))
+		named := ""
+		if rs := m.namedRanks(d.Message); len(rs) > 0 {
+			named = fmt.Sprintf(" data-ranks=\"%s\"", strings.Trim(fmt.Sprint(rs), "[]"))
+			where += fmt.Sprintf("; names ranks %v", rs)
+		}
+		fmt.Fprintf(b, "<li class=\"%s\" data-module=\"%s\"%s title=\"click: mark its ranks\"><b>%s</b> [%s] %s <small>(line %d; %s)</small></li>",
+			d.Severity, esc(d.Module), named, d.Severity, esc(d.Rule), esc(d.Message), d.Line, esc(where))
 	}
 	if shown == 0 {
 		b.WriteString("<li>none</li>")
 	}
 	b.WriteString("</ul>\n")
+}
+
+// rankList is a bracketed list of ranks in a diagnostic's message, as the
+// rules write an example group: "first: [16384 16392]".
+var rankList = regexp.MustCompile(`\[(\d+(?: \d+)*)\]`)
+
+// namedRanks is the ranks a diagnostic names, when it names a group of
+// them inside the world: a warning is pinned to those ranks rather than to
+// its whole module.
+func (m *Map) namedRanks(msg string) []int {
+	match := rankList.FindStringSubmatch(msg)
+	if match == nil {
+		return nil
+	}
+	var out []int
+	for _, f := range strings.Fields(match[1]) {
+		r, err := strconv.Atoi(f)
+		if err != nil || r >= m.World {
+			return nil
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 func (m *Map) module(name string) *Module {

@@ -150,6 +150,21 @@
     outline();
   }
 
+  // pin marks the ranks a warning concerns: those it names ("first: [a
+  // b]"), else its module's; on a page of nodes, the nodes that hold them.
+  function pin(warn) {
+    const name = warn.dataset.module;
+    const named = warn.dataset.ranks ? warn.dataset.ranks.split(" ").map(Number) : null;
+    const hit = r => named ? named.includes(r) : modulesOf(r).some(m => m.name === name);
+    $$(".pin").forEach(x => x.classList.remove("pin"));
+    for (const el of $$(".cell")) if (hit(+el.dataset.rank)) el.classList.add("pin");
+    for (const el of $$(".node")) {
+      const n = +el.dataset.node;
+      const has = named ? named.some(r => Math.floor(r / D.row) === n) : el.dataset.modules.split(" ").includes(name);
+      if (has) el.classList.add("pin");
+    }
+  }
+
   document.addEventListener("click", ev => {
     const cell = ev.target.closest(".cell"), node = ev.target.closest(".node"), warn = ev.target.closest("#warnings li");
     if (cell) {
@@ -162,10 +177,7 @@
       node.classList.add("sel");
       drill(+node.dataset.node);
     } else if (warn) {
-      const name = warn.dataset.module;
-      $$(".pin").forEach(x => x.classList.remove("pin"));
-      for (const el of $$(".cell")) if (el.dataset.module.split(" ").includes(name)) el.classList.add("pin");
-      for (const el of $$(".node")) if (el.dataset.modules.split(" ").includes(name)) el.classList.add("pin");
+      pin(warn);
     }
   });
   document.addEventListener("mouseover", ev => { const c = ev.target.closest(".cell"); if (c) { mates(c, true); if (!selected) show(+c.dataset.rank); } });
