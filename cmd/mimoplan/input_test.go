@@ -168,13 +168,10 @@ func TestEnvAndHostsExact(t *testing.T) {
 	topo := filepath.Join(t.TempDir(), "t.json")
 	envOf := func(out string) map[string]string {
 		var p struct {
-			Nodes []struct {
-				Env map[string]string `json:"env"`
-			} `json:"nodes"`
+			Env map[string]string `json:"env"`
 		}
 		require.NoError(t, json.Unmarshal([]byte(out), &p))
-		require.NotEmpty(t, p.Nodes)
-		return p.Nodes[0].Env
+		return p.Env
 	}
 	for _, v := range []string{"a\r\nb", "a\nb", "\r", `x,"y"`, " lead and trail "} {
 		code, out, errOut := mimoplan(t, "launch-plan", g, "--format", "json", "--topology-out", topo, "--env", "X="+v, "--", "t.py")

@@ -212,9 +212,9 @@ func TestLaunchPlanJSON(t *testing.T) {
 			MasterAddr string `json:"master_addr"`
 			MasterPort int    `json:"master_port"`
 		} `json:"rendezvous"`
+		Env   map[string]string `json:"env"`
 		Nodes []struct {
-			Command []string          `json:"command"`
-			Env     map[string]string `json:"env"`
+			Command []string `json:"command"`
 		} `json:"nodes"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &plan))
@@ -225,7 +225,7 @@ func TestLaunchPlanJSON(t *testing.T) {
 	assert.Equal(t, strings.Fields("torchrun --nnodes=1 --nproc-per-node=8 --node-rank=0 --master-addr=localhost --master-port=6000 "+
 		"examples/mimo/pretrain_mimo.py --mimo-encoder-tp 2 --mimo-encoder-dp 2 --mimo-llm-offset 4 --mimo-llm-tp 2 --mimo-llm-cp 1 "+
 		"--mimo-llm-pp 1 --mimo-llm-dp 2 --mimo-llm-ep 4 --mimo-llm-expt-tp 1 --micro-batch-size 1 --global-batch-size 8"), plan.Nodes[0].Command)
-	assert.Equal(t, map[string]string{"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "OMP_NUM_THREADS": "8", "NCCL_DEBUG": "INFO"}, plan.Nodes[0].Env)
+	assert.Equal(t, map[string]string{"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "OMP_NUM_THREADS": "8", "NCCL_DEBUG": "INFO"}, plan.Env)
 
 	// --target-version, also from the environment, gives the names of
 	// that version: the plain ones before PR #6894.

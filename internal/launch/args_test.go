@@ -11,7 +11,7 @@ import (
 )
 
 // program returns the program part of node 0's argv.
-func program(p *Plan) []string { return p.Nodes[0].Command[len(p.Nodes[0].Command)-len(p.Program):] }
+func program(p *Plan) []string { return p.Node(0).Command[len(p.Node(0).Command)-len(p.Program):] }
 
 func TestMegatronArgs(t *testing.T) {
 	gtpLayout := `version: 1

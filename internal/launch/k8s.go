@@ -2,7 +2,6 @@ package launch
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -94,7 +93,7 @@ type k8sPod struct {
 // emptyDir and the topology from a ConfigMap.
 func k8sPodOf(p *Plan, nodeRank, master string) (*k8sPod, error) {
 	if p.Image == "" {
-		return nil, errors.New("a Kubernetes plan needs a container image (--image)")
+		return nil, errNoImage
 	}
 	kp := &k8sPod{name: k8sName(p.Name)}
 	for _, w := range p.words(word{{s: "$(" + nodeRank + ")", ref: true}}, word{{s: "$(" + master + ")", ref: true}}) {

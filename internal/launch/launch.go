@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"iter"
 	"regexp"
 	"slices"
 	"strconv"
@@ -126,7 +127,8 @@ type K8sOptions struct {
 // (manifests/base/runtimes/torch_distributed.yaml).
 const DefaultRuntime = "torch-distributed"
 
-// Plan is everything the writers need. Build fills it; it is plain data.
+// Plan is everything the writers need. Build fills it; its nodes are made
+// when asked for (Node, Nodes).
 type Plan struct {
 	Name         string
 	Target       layout.Target
@@ -138,7 +140,6 @@ type Plan struct {
 	// Program is the program, its arguments, then the layout arguments.
 	Program []string
 	Env     []EnvVar
-	Nodes   []Node
 	// HostsGiven says the caller named the hosts. Without them a plan of
 	// several nodes has no Node.Host or Node.Command (a scheduler will
 	// choose the machines), and one of a single node runs on localhost.
@@ -164,6 +165,13 @@ type Plan struct {
 	K8s          K8sOptions
 	// Version is the layout's target_version.
 	Version upstream.Version
+	// hosts and spans are what Node makes a node from: node i is on
+	// hosts[i], when there is one, and runs the part of each module span
+	// that falls in its ranks. No node is stored: a plan of 131,072 nodes
+	// holds its host list and a few words, and a writer makes each node
+	// as it writes it.
+	hosts []string
+	spans []ModuleSpan
 }
 
 // Rendezvous is how the nodes meet.
@@ -293,7 +301,10 @@ func Build(res *validate.Result, o Options) (*Plan, *diag.List, error) {
 	if d.HasErrors() {
 		return nil, d, nil
 	}
-	p.Nodes = nodes(p, t, hosts)
+	p.hosts = hosts
+	for _, m := range t.Modules {
+		p.spans = append(p.spans, ModuleSpan{Name: m.Name, FirstRank: m.RankOffset, LastRank: m.RankOffset + m.NumRanks - 1})
+	}
 	return p, d, nil
 }
 
@@ -440,27 +451,46 @@ func buildEnv(o Options) ([]EnvVar, error) {
 	return env, nil
 }
 
-// nodes places the ranks: torchrun gives node rank i the global ranks
-// [i*nproc, (i+1)*nproc), local rank j being global rank i*nproc+j.
-func nodes(p *Plan, t *validate.Topology, hosts []string) []Node {
-	out := make([]Node, p.NNodes)
-	for i := range out {
-		n := Node{NodeRank: i, FirstRank: i * p.NProcPerNode, LastRank: (i+1)*p.NProcPerNode - 1}
-		for _, m := range t.Modules {
-			lo, hi := max(n.FirstRank, m.RankOffset), min(n.LastRank, m.RankOffset+m.NumRanks-1)
-			if lo <= hi {
-				n.Modules = append(n.Modules, ModuleSpan{Name: m.Name, FirstRank: lo, LastRank: hi})
+// Node returns node rank i (0 <= i < NNodes). torchrun gives node rank i
+// the global ranks [i*nproc, (i+1)*nproc), local rank j being global rank
+// i*nproc+j.
+func (p *Plan) Node(i int) Node {
+	n := p.place(i)
+	if p.Rendezvous.MasterAddr != "" {
+		n.Command = plainArgv(p.words(lit(strconv.Itoa(i)), lit(p.Rendezvous.MasterAddr)))
+	}
+	return n
+}
+
+// place is node rank i without its command.
+func (p *Plan) place(i int) Node {
+	n := Node{NodeRank: i, FirstRank: i * p.NProcPerNode, LastRank: (i+1)*p.NProcPerNode - 1, Host: p.host(i)}
+	for _, m := range p.spans {
+		lo, hi := max(n.FirstRank, m.FirstRank), min(n.LastRank, m.LastRank)
+		if lo <= hi {
+			n.Modules = append(n.Modules, ModuleSpan{Name: m.Name, FirstRank: lo, LastRank: hi})
+		}
+	}
+	return n
+}
+
+// host is node rank i's host, or "" when the plan has none.
+func (p *Plan) host(i int) string {
+	if i < len(p.hosts) {
+		return p.hosts[i]
+	}
+	return ""
+}
+
+// Nodes yields every node in node-rank order, each made when it is reached.
+func (p *Plan) Nodes() iter.Seq2[int, Node] {
+	return func(yield func(int, Node) bool) {
+		for i := range p.NNodes {
+			if !yield(i, p.Node(i)) {
+				return
 			}
 		}
-		if i < len(hosts) {
-			n.Host = hosts[i]
-		}
-		if p.Rendezvous.MasterAddr != "" {
-			n.Command = plainArgv(p.words(lit(strconv.Itoa(i)), lit(p.Rendezvous.MasterAddr)))
-		}
-		out[i] = n
 	}
-	return out
 }
 
 // words is the argv of one node's torchrun, with the node rank and master

@@ -136,8 +136,8 @@ func TestArgv(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := build(t, tt.src, tt.o)
-			require.Len(t, p.Nodes, len(tt.want))
-			for i, n := range p.Nodes {
+			require.Equal(t, len(tt.want), p.NNodes)
+			for i, n := range p.Nodes() {
 				assert.Equal(t, tt.want[i], n.Command, "node %d", i)
 			}
 		})
@@ -202,10 +202,12 @@ modules:
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := build(t, tt.src, Options{Hosts: tt.hosts, Program: []string{"train.py"}})
-			for i := range p.Nodes {
-				p.Nodes[i].Command = nil
+			var got []Node
+			for _, n := range p.Nodes() {
+				n.Command = nil
+				got = append(got, n)
 			}
-			assert.Equal(t, tt.want, p.Nodes)
+			assert.Equal(t, tt.want, got)
 		})
 	}
 }
@@ -312,7 +314,7 @@ func TestMasterPortText(t *testing.T) {
 	for text, want := range map[string]int{"6000": 6000, " 6000 ": 6000, "010": 10, "1": 1, "65535": 65535, "0029500": 29500} {
 		p := build(t, threeModule, Options{Hosts: hosts4, Program: []string{"x"}, MasterPort: 1, MasterPortText: text})
 		assert.Equal(t, want, p.Rendezvous.MasterPort, "%q", text)
-		assert.Contains(t, p.Nodes[1].Command, "--master-port="+strconv.Itoa(want), "%q", text)
+		assert.Contains(t, p.Node(1).Command, "--master-port="+strconv.Itoa(want), "%q", text)
 	}
 }
 
@@ -420,7 +422,7 @@ func TestBuildErrors(t *testing.T) {
 func TestNoHostsForScheduler(t *testing.T) {
 	p := build(t, threeModule, Options{Program: []string{"train.py"}})
 	assert.False(t, p.HostsGiven)
-	for _, n := range p.Nodes {
+	for _, n := range p.Nodes() {
 		assert.Empty(t, n.Host)
 		assert.Nil(t, n.Command)
 	}

@@ -39,7 +39,7 @@ func TestShScript(t *testing.T) {
 		}
 		return work + "|" + string(out), code
 	}
-	for i, n := range p.Nodes {
+	for i, n := range p.Nodes() {
 		args := []string{strconv.Itoa(i)}
 		var env []string
 		if i == 3 {
@@ -68,7 +68,7 @@ func TestShScript(t *testing.T) {
 	assert.Contains(t, res, "node rank 7 is outside 0-3")
 	work, out, _ := strings.Cut(func() string { r, _ := run([]string{"NODE_RANK=3"}, "1"); return r }(), "|")
 	_, _, argv := record(t, filepath.Join(work, "rec.0"))
-	assert.Equal(t, p.Nodes[1].Command[1:], argv, "the argument wins over NODE_RANK: %s", out)
+	assert.Equal(t, p.Node(1).Command[1:], argv, "the argument wins over NODE_RANK: %s", out)
 }
 
 func TestShScriptC10d(t *testing.T) {
@@ -85,8 +85,8 @@ func TestShScriptC10d(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, string(out))
 	_, _, argv := record(t, filepath.Join(work, "rec.0"))
-	assert.Equal(t, p.Nodes[0].Command[1:], argv, "no node rank needed")
-	assert.Equal(t, p.Nodes[0].Command, p.Nodes[3].Command)
+	assert.Equal(t, p.Node(0).Command[1:], argv, "no node rank needed")
+	assert.Equal(t, p.Node(0).Command, p.Node(3).Command)
 }
 
 // TestShTopology: the script writes the topology into a directory of its

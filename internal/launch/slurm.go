@@ -89,12 +89,10 @@ func WriteSlurm(w io.Writer, p *Plan) error {
 	if p.Slurm.CPUsPerTask > 0 {
 		fmt.Fprintf(bw, "#SBATCH --cpus-per-task=%d\n", p.Slurm.CPUsPerTask)
 	}
-	var hosts []string
 	if p.HostsGiven {
-		for _, n := range p.Nodes {
-			hosts = append(hosts, n.Host)
-		}
-		fmt.Fprintf(bw, "#SBATCH --nodelist=%s\n", strings.Join(hosts, ","))
+		fmt.Fprint(bw, "#SBATCH --nodelist=")
+		p.eachHost(bw, ",", func(h string) string { return h })
+		fmt.Fprintln(bw)
 	}
 	for _, d := range p.Slurm.Sbatch {
 		fmt.Fprintf(bw, "#SBATCH --%s\n", strings.TrimPrefix(d, "--"))
@@ -122,17 +120,15 @@ if [ "${#allocated[@]}" -ne %[1]d ]; then
   exit 1
 fi
 `, p.NNodes)
-	if hosts != nil {
-		q := make([]string, len(hosts))
-		for i, h := range hosts {
-			q[i] = Quote(h)
-		}
-		fmt.Fprintf(bw, `hosts=(%s)
+	if p.HostsGiven {
+		fmt.Fprint(bw, "hosts=(")
+		p.eachHost(bw, " ", Quote)
+		fmt.Fprintf(bw, `)
 if [ "$(printf '%%s\n' "${hosts[@]}" | sort)" != "$(printf '%%s\n' "${allocated[@]}" | sort)" ]; then
   echo "launch plan: the allocation is ${allocated[*]}, the plan needs ${hosts[*]}" >&2
   exit 1
 fi
-`, strings.Join(q, " "))
+`)
 	} else {
 		fmt.Fprintln(bw, `hosts=("${allocated[@]}")`)
 	}

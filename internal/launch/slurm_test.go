@@ -117,7 +117,7 @@ func TestSlurm(t *testing.T) {
 		for _, order := range [][]string{{"h0", "h1", "h2", "h3"}, {"h2", "h3", "h0", "h1"}} {
 			work, out, code := runSlurm(t, script, sorted(plan), order)
 			require.Equal(t, 0, code, out)
-			for i, n := range p.Nodes {
+			for i, n := range p.Nodes() {
 				require.Equal(t, plan[i], n.Host)
 				_, _, argv := record(t, filepath.Join(work, "rec."+n.Host))
 				assert.Equal(t, n.Command[1:], argv, "node %d on %s, srun order %v", i, n.Host, order)

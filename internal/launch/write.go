@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/mimoplan/mimoplan/internal/english"
 )
@@ -17,6 +16,9 @@ var Formats = []string{"sh", "json", "slurm", "k8s", "pytorchjob", "megatron-spe
 
 // Write writes p in one of Formats.
 func Write(w io.Writer, format string, p *Plan) error {
+	if err := Check(format, p); err != nil {
+		return err
+	}
 	switch format {
 	case "sh":
 		return WriteSh(w, p)
@@ -42,16 +44,10 @@ func FileMode(format string) os.FileMode {
 	return 0o644
 }
 
-var errNoHosts = errors.New("the plan has no hosts: give one per node (--hosts or --hostfile)")
-
-func (p *Plan) concrete() bool {
-	for _, n := range p.Nodes {
-		if n.Host == "" || n.Command == nil {
-			return false
-		}
-	}
-	return true
-}
+var (
+	errNoHosts = errors.New("the plan has no hosts: give one per node (--hosts or --hostfile)")
+	errNoImage = errors.New("a Kubernetes plan needs a container image (--image)")
+)
 
 func (p *Plan) header(w io.Writer, how, master string) {
 	name := p.Name
@@ -80,25 +76,6 @@ func (p *Plan) rdzvText(master string) string {
 		return fmt.Sprintf("c10d rendezvous at %s, port %d (id %s)", master, r.MasterPort, comment(r.ID))
 	}
 	return fmt.Sprintf("static rendezvous at %s, port %d", master, r.MasterPort)
-}
-
-// table writes which ranks and modules live on each node, as a comment.
-func (p *Plan) table(w io.Writer, host func(Node) string) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	head := "node rank"
-	if p.Rendezvous.Backend == C10d {
-		head = "join order"
-	}
-	fmt.Fprintf(tw, "# %s\thost\tranks\tmodules\n", head)
-	for _, n := range p.Nodes {
-		var mods []string
-		for _, m := range n.Modules {
-			mods = append(mods, fmt.Sprintf("%s %s", m.Name, span(m.FirstRank, m.LastRank)))
-		}
-		fmt.Fprintf(tw, "# %d\t%s\t%s\t%s\n", n.NodeRank, comment(host(n)), span(n.FirstRank, n.LastRank), strings.Join(mods, ", "))
-	}
-	tw.Flush()
-	fmt.Fprintln(w, "#")
 }
 
 func span(a, b int) string {

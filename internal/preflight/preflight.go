@@ -180,8 +180,8 @@ func Nodes(res *validate.Result, lo launch.Options, o Options) ([]Node, *diag.Li
 	if plan.Rendezvous.MasterAddr == "" {
 		return nil, d, fmt.Errorf("the layout has %d nodes: give the hosts or the master address (node 0's)", t.Cluster.Nodes)
 	}
-	out := make([]Node, len(plan.Nodes))
-	for i, n := range plan.Nodes {
+	out := make([]Node, plan.NNodes)
+	for i, n := range plan.Nodes() {
 		out[i] = Node{NodeRank: n.NodeRank, Host: n.Host, Argv: n.Command}
 	}
 	return out, d, nil
