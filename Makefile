@@ -75,7 +75,7 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/grid ./internal/render ./internal/rankmap
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/grid ./internal/render ./internal/rankmap ./internal/launch
 
 fuzz:
 	$(GO) test ./internal/layout -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
