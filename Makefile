@@ -29,6 +29,9 @@ demo: build
 	@echo '$$ mimoplan render $(DEMO) --rank 5'
 	@./$(BIN) render $(DEMO) --rank 5
 	@echo
+	@echo '$$ mimoplan render $(DEMO) --format html > bin/rankmap.html   # the rank map: open it in a browser'
+	@./$(BIN) render $(DEMO) --format html > bin/rankmap.html
+	@echo
 	@echo '$$ mimoplan validate testdata/demo/broken.yaml   # a layout with mistakes: exit 1'
 	@./$(BIN) validate testdata/demo/broken.yaml; echo "exit code $$?"
 
