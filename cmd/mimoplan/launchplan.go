@@ -34,7 +34,9 @@ global ranks [i*gpus_per_node, (i+1)*gpus_per_node) the layout gave it.
 
 Formats: sh (a script taking the node rank), json, slurm (sbatch), k8s
 (Kubeflow Trainer v2 TrainJob), pytorchjob (Kubeflow PyTorchJob v1),
-megatron-specs (the Python that builds the layout's ModuleGridSpecs). For
+megatron-specs (the Python that builds the layout's ModuleGridSpecs),
+bridge (target megatron-bridge: the Python that builds its
+MegatronMIMOParallelismConfig, and the MIMO_* variables). For
 target megatron-lm the program defaults to examples/mimo/pretrain_mimo.py
 and the layout is appended as its arguments; for other targets the plan
 carries the layout's topology (the scripts write it on every node at run
@@ -175,7 +177,7 @@ func readLaunchFlags(cmd *cobra.Command, v *viper.Viper, args []string) (*launch
 	if err := readSchedulerFlags(cmd, v, o); err != nil {
 		return nil, err
 	}
-	o.NoProgram = lf.format == "megatron-specs"
+	o.NoProgram = lf.format == "megatron-specs" || lf.format == "bridge"
 	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
 		o.Program = args[dash:]
 	}

@@ -172,6 +172,8 @@ type Plan struct {
 	// as it writes it.
 	hosts []string
 	spans []ModuleSpan
+
+	topo *validate.Topology
 }
 
 // Rendezvous is how the nodes meet.
@@ -284,14 +286,18 @@ func Build(res *validate.Result, o Options) (*Plan, *diag.List, error) {
 	p.Slurm, p.K8s = o.Slurm, o.K8s
 	p.Version = l.TargetVersion
 	p.TopologyPath = o.TopologyPath
-	p.Topology = Topology(t)
+	p.Topology, p.topo = Topology(t), t
 	p.PassTopology = t.Target != layout.TargetMegatronLM || !o.LayoutArgs || o.TopologyPath != ""
 	p.Entrypoint = slices.Clone(o.Entrypoint)
 	if len(p.Entrypoint) == 0 {
 		p.Entrypoint = []string{"torchrun"}
 	}
 
-	env, err := buildEnv(o)
+	var mimo []EnvVar
+	if t.Target == layout.TargetMegatronBridge {
+		mimo = BridgeEnv(t)
+	}
+	env, err := buildEnv(o, mimo)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -420,7 +426,7 @@ var torchrunSets = map[string]bool{
 	"TORCHELASTIC_USE_AGENT_STORE": true,
 }
 
-func buildEnv(o Options) ([]EnvVar, error) {
+func buildEnv(o Options, mimo []EnvVar) ([]EnvVar, error) {
 	omp := o.OMPThreads
 	if omp <= 0 {
 		omp = 1
@@ -432,6 +438,7 @@ func buildEnv(o Options) ([]EnvVar, error) {
 	if o.TopologyPath != "" {
 		env = append(env, EnvVar{TopologyEnv, o.TopologyPath})
 	}
+	env = append(env, mimo...)
 	for _, e := range o.Env {
 		if !envName.MatchString(e.Name) {
 			return nil, fmt.Errorf("environment variable name %q is not a valid name ([A-Za-z_][A-Za-z0-9_]*)", e.Name)

@@ -2,6 +2,7 @@ package launch
 
 import (
 	"fmt"
+	"github.com/mimoplan/mimoplan/internal/layout"
 	"io"
 	"strconv"
 	"strings"
@@ -32,6 +33,10 @@ func Check(format string, p *Plan) error {
 	case "slurm":
 		return CheckSbatch(p.Slurm.Sbatch)
 	case "megatron-specs":
+	case "bridge":
+		if p.Target != layout.TargetMegatronBridge || p.topo == nil {
+			return fmt.Errorf("--format bridge is for target megatron-bridge (the layout's target is %s, whose rules it was checked against)", p.Target)
+		}
 	default:
 		return fmt.Errorf("unknown plan format %q: want one of %s", format, strings.Join(Formats, ", "))
 	}

@@ -80,6 +80,10 @@ func TestCheck(t *testing.T) {
 	assert.ErrorContains(t, Check("xml", p), `unknown plan format "xml"`)
 	p = build(t, threeModule, Options{Hosts: hosts4, Program: []string{"train.py"}, Image: "img"})
 	for _, format := range Formats {
+		if format == "bridge" {
+			assert.ErrorContains(t, Check(format, p), "is for target megatron-bridge")
+			continue
+		}
 		assert.NoError(t, Check(format, p), format)
 	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // Formats are the plan formats, in the order the CLI lists them.
-var Formats = []string{"sh", "json", "slurm", "k8s", "pytorchjob", "megatron-specs"}
+var Formats = []string{"sh", "json", "slurm", "k8s", "pytorchjob", "megatron-specs", "bridge"}
 
 // Write writes p in one of Formats.
 func Write(w io.Writer, format string, p *Plan) error {
@@ -32,6 +32,8 @@ func Write(w io.Writer, format string, p *Plan) error {
 		return WritePyTorchJob(w, p)
 	case "megatron-specs":
 		return WriteMegatronSpecs(w, p)
+	case "bridge":
+		return WriteBridge(w, p)
 	}
 	return fmt.Errorf("unknown plan format %q: want one of %s", format, strings.Join(Formats, ", "))
 }

@@ -101,7 +101,13 @@ func writeScript(t *testing.T, write func(*bytes.Buffer) error) string {
 func TestCommentsStayComments(t *testing.T) {
 	src := strings.Replace(threeModule, "name: three-module-4node", `name: "evil\ntouch pwned\r\u2028x"`, 1)
 	p := build(t, src, Options{Hosts: hosts4, Program: []string{"t.py"}, Image: "img"})
+	bsrc := strings.NewReplacer("target: core", "target: megatron-bridge", "micro_batch_size: 4", "micro_batch_size: 8").Replace(src)
+	bridge := build(t, bsrc, Options{Hosts: hosts4, Program: []string{"t.py"}})
 	for _, format := range Formats {
+		p := p
+		if format == "bridge" {
+			p = bridge
+		}
 		var b bytes.Buffer
 		require.NoError(t, Write(&b, format, p))
 		sc := bufio.NewScanner(&b)
