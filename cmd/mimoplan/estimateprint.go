@@ -41,6 +41,9 @@ type estimateModuleJSON struct {
 	Terms    []model.Term   `json:"terms"`
 	Parallel map[string]int `json:"parallel"`
 	Training model.Training `json:"training"`
+	// MegatronArgs are the arguments, under Megatron-LM's names, for which
+	// Megatron's report prints the megatron figures.
+	MegatronArgs model.Args `json:"megatron_args"`
 }
 
 func roundBytes(x float64) int64 { return int64(math.Round(x)) }
@@ -62,6 +65,7 @@ func estimateDoc(res *validate.Result) estimateJSON {
 			FLOPsPerSample:          e.Megatron.FLOPsPerSample,
 			Terms:                   e.Terms,
 			Training:                me.Training,
+			MegatronArgs:            model.MegatronArgs(res.Layout.Modules[me.Index].Model.Config, me.Parallel, me.Training),
 		}
 		if m.Terms == nil {
 			m.Terms = []model.Term{}

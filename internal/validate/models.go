@@ -135,9 +135,26 @@ func (c *checker) modelPos(lm *layout.Module, key string) diag.Pos {
 // CheckMemory reports gpu-memory-short for every estimated module whose
 // total exceeds limit bytes, once per module; what names the limit.
 func CheckMemory(r *Result, limit int64, what string) {
+	// Colocated modules (the same span) share every GPU: their estimates
+	// add up, with one CUDA context, since one process runs both.
+	type span struct{ off, n int }
+	var order []span
+	groups := map[span][]int{}
 	for i := range r.Estimates {
-		me := &r.Estimates[i]
-		total := me.Estimate.TotalBytes()
+		lm := &r.Layout.Modules[r.Estimates[i].Index]
+		s := span{lm.RankOffset, lm.NumRanks}
+		if _, ok := groups[s]; !ok {
+			order = append(order, s)
+		}
+		groups[s] = append(groups[s], i)
+	}
+	for _, s := range order {
+		idx := groups[s]
+		total := -float64(len(idx)-1) * model.CUDAContextBytes
+		for _, i := range idx {
+			total += r.Estimates[i].Estimate.TotalBytes()
+		}
+		me := &r.Estimates[idx[0]]
 		if total <= float64(limit) || r.shortModules[me.Name] {
 			continue
 		}
@@ -147,9 +164,28 @@ func CheckMemory(r *Result, limit int64, what string) {
 		r.shortModules[me.Name] = true
 		lm := &r.Layout.Modules[me.Index]
 		e := &me.Estimate
-		r.Diags.Add(RuleGPUMemoryShort, lm.Pos("model"), me.Name, fits(lm, me, limit),
-			"needs %s per GPU on its first pipeline stage (weights and optimizer %s, activations %s, CUDA context and allocator %s), more than %s",
-			GiB(total), GiB(e.WeightAndOptimizerBytes()), GiB(e.ActivationBytes()), GiB(e.OverheadBytes()), what)
+		if len(idx) == 1 {
+			r.Diags.Add(RuleGPUMemoryShort, lm.Pos("model"), me.Name, fits(lm, me, limit),
+				"needs %s per GPU on its first pipeline stage (weights and optimizer %s, activations %s, CUDA context and allocator %s), more than %s",
+				GiB(total), GiB(e.WeightAndOptimizerBytes()), GiB(e.ActivationBytes()), GiB(e.OverheadBytes()), what)
+			continue
+		}
+		// The largest module is the one to change; the others keep theirs.
+		big := idx[0]
+		var parts []string
+		for _, i := range idx {
+			o := &r.Estimates[i]
+			parts = append(parts, fmt.Sprintf("%s %s", o.Name, GiB(o.Estimate.TotalBytes())))
+			if o.Estimate.TotalBytes() > r.Estimates[big].Estimate.TotalBytes() {
+				big = i
+			}
+		}
+		b := &r.Estimates[big]
+		rest := total - b.Estimate.TotalBytes()
+		hint := "the modules share their GPUs; for " + b.Name + ": " + fits(&r.Layout.Modules[b.Index], b, limit-int64(rest))
+		r.Diags.Add(RuleGPUMemoryShort, lm.Pos("model"), me.Name, hint,
+			"colocated modules share these GPUs and together need %s per GPU (%s, one CUDA context), more than %s",
+			GiB(total), strings.Join(parts, ", "), what)
 	}
 }
 

@@ -1,12 +1,15 @@
 package validate_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/model"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
@@ -94,4 +97,35 @@ modules:
 	assert.Contains(t, x.Message, "weights and optimizer")
 	assert.Contains(t, x.Message, "cluster.gpu_memory (40.00 GiB, line 2)")
 	assert.Contains(t, x.Hint, "tp 8")
+}
+
+func TestGPUMemoryShortColocatedAddUp(t *testing.T) {
+	text := `version: 1
+cluster: {nodes: 1, gpus_per_node: 8, gpu_memory: MEM}
+modules:
+  - name: vision
+    num_ranks: 8
+    rank_offset: 0
+    tp: 2
+    model: {preset: clip-vit-l-14-336}
+  - name: language
+    num_ranks: 8
+    rank_offset: 0
+    tp: 4
+    model: {preset: qwen2.5-7b}
+`
+	r := checkModel(t, strings.ReplaceAll(text, "MEM", "80GiB"))
+	require.Len(t, r.Estimates, 2)
+	v, l := r.Estimates[0].Estimate.TotalBytes(), r.Estimates[1].Estimate.TotalBytes()
+	shared := v + l - model.CUDAContextBytes
+	// A limit between the larger module and the two together.
+	limit := int64((l + shared) / 2)
+	require.Greater(t, shared, l)
+	r = checkModel(t, strings.ReplaceAll(text, "MEM", fmt.Sprintf("%dMiB", limit>>20)))
+	require.Len(t, r.Diags.Items, 1, "%v", r.Diags.Items)
+	x := r.Diags.Items[0]
+	assert.Equal(t, "gpu-memory-short", x.Rule)
+	assert.Contains(t, x.Message, "colocated modules share these GPUs")
+	assert.Contains(t, x.Message, validate.GiB(shared))
+	assert.Contains(t, x.Hint, "for language")
 }
