@@ -20,7 +20,7 @@ func MegatronArgs(cfg Config, par Parallel, tr Training) Args {
 		"vocab_size": c.VocabSize, "make_vocab_size_divisible_by": c.MakeVocabSizeDivisibleBy,
 		"swiglu": c.Swiglu, "normalization": c.Normalization,
 		"untie_embeddings_and_output_weights": c.UntieEmbeddingsAndOutputWeights,
-		"add_bias_linear": *c.AddBiasLinear, "attention_output_gate": c.AttentionOutputGate,
+		"add_bias_linear":                     *c.AddBiasLinear, "attention_output_gate": c.AttentionOutputGate,
 		"multi_latent_attention": c.MultiLatentAttention,
 	}
 	if c.NumQueryGroups > 0 {
