@@ -237,4 +237,3 @@ func digits(v int) int {
 	}
 	return n
 }
-
