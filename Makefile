@@ -9,10 +9,14 @@ DEMO     ?= layouts/nemotron-vlm-8gpu.yaml
 # A count, not a duration: go1.26 fuzzing with -fuzztime DURATION can end in
 # "context deadline exceeded" without a crasher (golang/go#75804).
 FUZZTIME ?= 100000x
+FUZZTIME_SLOW ?= 3000x
+# The fuzz targets' short run in make test.
+FUZZTIME_TEST ?= 300x
+FUZZTIME_TEST_SLOW ?= 30x
 # staticcheck, pinned and fetched by `go run`: a fresh machine needs nothing else.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build demo test lint vet staticcheck fmt-check bench fuzz clean compare chromium screenshot
+.PHONY: all build demo test lint vet staticcheck fmt-check bench fuzz fuzz-invariants clean compare chromium screenshot
 
 all: build
 
@@ -37,6 +41,7 @@ demo: build
 
 test: fmt-check lint chromium
 	$(GO) test -count=1 ./...
+	$(MAKE) fuzz-invariants FUZZTIME=$(FUZZTIME_TEST) FUZZTIME_SLOW=$(FUZZTIME_TEST_SLOW)
 
 # The rank map's browser tests drive Debian's chromium (headless). As root
 # (CI) this installs it when missing; otherwise it says how, and the tests
@@ -80,9 +85,21 @@ fmt-check:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/grid ./internal/render ./internal/rankmap ./internal/launch
 
-fuzz:
+# Every fuzz target. Each checks invariants, not only "no panic":
+# FuzzValidLayout (coverage, partitions, embedding ranks of valid layouts),
+# FuzzPlansAgree (render JSON = launch plan topology = preflight plan =
+# the grid), FuzzWriters (hostile names and arguments reach a stand-in
+# torchrun intact). FuzzWriters runs bash for every input, so it gets
+# FUZZTIME_SLOW. make test runs the invariant targets briefly (and go test
+# runs every target's seeds).
+fuzz: fuzz-invariants
 	$(GO) test ./internal/layout -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/validate -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME)
+
+fuzz-invariants:
+	$(GO) test ./internal/validate -run '^$$' -fuzz '^FuzzValidLayout$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./cmd/mimoplan -run '^$$' -fuzz '^FuzzPlansAgree$$' -fuzztime $(FUZZTIME_SLOW)
+	$(GO) test ./internal/launch -run '^$$' -fuzz '^FuzzWriters$$' -fuzztime $(FUZZTIME_SLOW)
 
 clean:
 	rm -rf bin

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/layout"
@@ -271,9 +272,12 @@ func Build(res *validate.Result, o Options) (*Plan, *diag.List, error) {
 	case !o.NoProgram:
 		return nil, nil, fmt.Errorf("target %s has no default program: give the program to run (-- PROGRAM ARGS)", t.Target)
 	}
-	for _, a := range prog {
+	for i, a := range prog {
 		if strings.ContainsRune(a, 0) {
 			return nil, nil, errors.New("a program argument holds a NUL byte, which no argv can carry")
+		}
+		if !utf8.ValidString(a) {
+			return nil, nil, fmt.Errorf("program argument %d %q is not UTF-8 text, which the json and k8s plans cannot carry unchanged", i, a)
 		}
 	}
 	if o.LayoutArgs && t.Target == layout.TargetMegatronLM {
@@ -448,6 +452,9 @@ func buildEnv(o Options, mimo []EnvVar) ([]EnvVar, error) {
 		}
 		if strings.ContainsRune(e.Value, 0) {
 			return nil, fmt.Errorf("environment variable %s holds a NUL byte", e.Name)
+		}
+		if !utf8.ValidString(e.Value) {
+			return nil, fmt.Errorf("environment variable %s is not UTF-8 text, which the json and k8s plans cannot carry unchanged", e.Name)
 		}
 		if i := slices.IndexFunc(env, func(v EnvVar) bool { return v.Name == e.Name }); i >= 0 {
 			env[i].Value = e.Value

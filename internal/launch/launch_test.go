@@ -52,7 +52,7 @@ modules:
 
 var hosts4 = []string{"h0", "h1", "h2", "h3"}
 
-func check(t *testing.T, src string) *validate.Result {
+func check(t testing.TB, src string) *validate.Result {
 	t.Helper()
 	l, d := layout.Parse("layout.yaml", []byte(src))
 	res := validate.Check(l, d)
