@@ -42,10 +42,11 @@ type launchJSON struct {
 	} `json:"nodes"`
 }
 
-// FuzzPlansAgree: for every valid layout, render's JSON, the topology
-// launch-plan writes beside its plan and the plan preflight emits list
-// the same groups, which are the grid's; and the launch plan's nodes run
-// exactly the ranks of the modules render places there.
+// FuzzPlansAgree: for every valid layout, render's JSON and the plan
+// preflight emits list the same groups, which are the grid's; the
+// topology launch-plan writes beside its plan gives the same spans and
+// sizes (the program builds the same groups from them); and the launch
+// plan's nodes run exactly the ranks of the modules render places there.
 func FuzzPlansAgree(f *testing.F) {
 	for _, seed := range [][]byte{
 		{0}, {1, 0, 0}, {2, 0, 0, 1, 0, 0, 1, 2, 0, 0, 1, 2, 1, 1, 0, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 1},
@@ -83,6 +84,7 @@ func FuzzPlansAgree(f *testing.F) {
 		}
 		var rendered planJSON
 		decode("render", out, &rendered)
+		out0 := out
 		checkGrid(t, res.Topology, rendered, src)
 
 		nodes := 1
@@ -123,10 +125,27 @@ func FuzzPlansAgree(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var written planJSON
+		// The topology that travels with the plan gives each module's
+		// span and sizes, from which the program builds the groups: each
+		// value it has is render's.
+		var written, full struct {
+			WorldSize int              `json:"world_size"`
+			Modules   []map[string]any `json:"modules"`
+		}
 		decode("topology", string(raw), &written)
-		if !reflect.DeepEqual(rendered, written) {
-			t.Fatalf("the topology written with the launch plan differs from render's:\n%s", src)
+		decode("render", out0, &full)
+		if written.WorldSize != full.WorldSize || len(written.Modules) != len(full.Modules) {
+			t.Fatalf("topology: world %d, %d modules; render: %d, %d:\n%s", written.WorldSize, len(written.Modules), full.WorldSize, len(full.Modules), src)
+		}
+		for i, m := range written.Modules {
+			for k, v := range m {
+				if !reflect.DeepEqual(v, full.Modules[i][k]) {
+					t.Fatalf("module %d: the topology's %s is %v, render's %v:\n%s", i, k, v, full.Modules[i][k], src)
+				}
+			}
+			if len(m) < 12 {
+				t.Fatalf("module %d: the topology gives only %v:\n%s", i, m, src)
+			}
 		}
 		checkNodes(t, plan, rendered, src)
 	})

@@ -61,8 +61,8 @@ func FuzzWriters(f *testing.F) {
 			t.Fatalf("sh plan: %v\n%s\n%s", err, out, b)
 		}
 		env, _, argv := record(t, filepath.Join(work, "rec.0"))
-		if !slices.Equal(argv, p.Nodes[0].Command[1:]) || env[3] != value {
-			t.Fatalf("sh plan delivered %q with EXTRA=%q, want %q and %q", argv, env[3], p.Nodes[0].Command[1:], value)
+		if !slices.Equal(argv, p.Node(0).Command[1:]) || env[3] != value {
+			t.Fatalf("sh plan delivered %q with EXTRA=%q, want %q and %q", argv, env[3], p.Node(0).Command[1:], value)
 		}
 		if _, err := os.Stat(filepath.Join(work, "pwned")); err == nil {
 			t.Fatal("the sh plan ran a command of its input")
@@ -75,7 +75,7 @@ func FuzzWriters(f *testing.F) {
 			b, _ := os.ReadFile(script)
 			t.Fatalf("slurm plan: exit %d\n%s\n%s", code, out, b)
 		}
-		for i, n := range p.Nodes {
+		for i, n := range p.Nodes() {
 			env, _, argv := record(t, filepath.Join(work, "rec."+n.Host))
 			if !slices.Equal(argv, n.Command[1:]) || env[3] != value {
 				t.Fatalf("slurm node %d delivered %q with EXTRA=%q, want %q and %q", i, argv, env[3], n.Command[1:], value)
@@ -87,17 +87,17 @@ func FuzzWriters(f *testing.F) {
 			t.Fatal(err)
 		}
 		var plan struct {
-			Name  string `json:"name"`
+			Name  string            `json:"name"`
+			Env   map[string]string `json:"env"`
 			Nodes []struct {
-				Command []string          `json:"command"`
-				Env     map[string]string `json:"env"`
+				Command []string `json:"command"`
 			} `json:"nodes"`
 		}
 		if err := json.Unmarshal(js.Bytes(), &plan); err != nil {
 			t.Fatalf("json plan: %v", err)
 		}
-		if !slices.Equal(plan.Nodes[0].Command, p.Nodes[0].Command) || plan.Nodes[0].Env["EXTRA"] != value || plan.Name != name {
-			t.Fatalf("json plan: %q, EXTRA=%q, name %q", plan.Nodes[0].Command, plan.Nodes[0].Env["EXTRA"], plan.Name)
+		if !slices.Equal(plan.Nodes[0].Command, p.Node(0).Command) || plan.Env["EXTRA"] != value || plan.Name != name {
+			t.Fatalf("json plan: %q, EXTRA=%q, name %q", plan.Nodes[0].Command, plan.Env["EXTRA"], plan.Name)
 		}
 
 		// Kubernetes: the documents decode to the program, $ doubled for
