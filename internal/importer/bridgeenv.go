@@ -1,0 +1,147 @@
+package importer
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/mimoplan/mimoplan/internal/launch"
+)
+
+// mimoVar is one of the llava examples' variables: MIMO_<PREFIX>_<SUFFIX>.
+var mimoVar = regexp.MustCompile(`^MIMO_([A-Z][A-Z0-9_]*)_(TP|PP|DP|OFFSET)$`)
+
+// BridgeEnv reads the MIMO_<PREFIX>_TP, _PP, _DP and _OFFSET variables of
+// Megatron-Bridge's llava examples (LLM the language module, VISION,
+// AUDIO, ... the encoders) into a megatron-bridge layout. Every module
+// needs all four: the examples' defaults differ from one to the other.
+func BridgeEnv(env map[string]string) (*Layout, error) {
+	grids := map[string]map[string]int{}
+	for k, v := range env {
+		m := mimoVar.FindStringSubmatch(k)
+		if m == nil {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%s=%q is not a whole number", k, v)
+		}
+		if grids[m[1]] == nil {
+			grids[m[1]] = map[string]int{}
+		}
+		grids[m[1]][m[2]] = n
+	}
+	if len(grids) == 0 {
+		return nil, fmt.Errorf("no MIMO_<MODULE>_TP/_PP/_DP/_OFFSET variables")
+	}
+	l := &Layout{Target: "megatron-bridge"}
+	for prefix, g := range grids {
+		for _, s := range []string{"TP", "PP", "DP", "OFFSET"} {
+			if _, ok := g[s]; !ok {
+				return nil, fmt.Errorf("MIMO_%s_%s is missing (the llava examples' defaults differ, so every module needs TP, PP, DP and OFFSET)", prefix, s)
+			}
+		}
+		for _, s := range []string{"TP", "PP", "DP"} {
+			if g[s] < 1 {
+				return nil, fmt.Errorf("MIMO_%s_%s must be 1 or more, got %d", prefix, s, g[s])
+			}
+		}
+		l.Modules = append(l.Modules, Module{Name: launch.BridgeModuleName(prefix), NumRanks: g["TP"] * g["PP"] * g["DP"],
+			RankOffset: g["OFFSET"], TP: g["TP"], PP: g["PP"], GTPRemat: 1, CP: 1, EP: 1, ExptTP: 1, ExptGTPRemat: 1})
+	}
+	sort.Slice(l.Modules, func(i, j int) bool {
+		a, b := l.Modules[i], l.Modules[j]
+		return a.RankOffset < b.RankOffset || a.RankOffset == b.RankOffset && a.Name < b.Name
+	})
+	for _, m := range l.Modules {
+		l.WorldSize = max(l.WorldSize, m.RankOffset+m.NumRanks)
+	}
+	return l, nil
+}
+
+// ScriptEnv reads the variable assignments of a shell script without
+// running it: NAME=VALUE words at the start of a command, after an
+// optional export (export MIMO_LLM_TP=4; MIMO_LLM_TP=2 MIMO_LLM_DP=2
+// torchrun ...), their values unquoted as the shell would for plain,
+// single- and double-quoted text. A later assignment wins.
+func ScriptEnv(r io.Reader) (map[string]string, error) {
+	env := map[string]string{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 16<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		words := shellWords(line)
+		if len(words) > 0 && words[0] == "export" {
+			words = words[1:]
+		}
+		for _, w := range words {
+			name, val, ok := strings.Cut(w, "=")
+			if !ok || !envName.MatchString(name) {
+				break
+			}
+			env[name] = val
+		}
+	}
+	return env, sc.Err()
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// shellWords splits one line into words, removing quotes; it stops at an
+// unquoted # (a comment) or ; and ignores what it cannot read.
+func shellWords(line string) []string {
+	var words []string
+	var cur strings.Builder
+	in := false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c == '\'':
+			j := strings.IndexByte(line[i+1:], '\'')
+			if j < 0 {
+				return words
+			}
+			cur.WriteString(line[i+1 : i+1+j])
+			i += j + 1
+			in = true
+		case c == '"':
+			i++
+			for ; i < len(line) && line[i] != '"'; i++ {
+				if line[i] == '\\' && i+1 < len(line) && strings.IndexByte("\"\\$`", line[i+1]) >= 0 {
+					i++
+				}
+				cur.WriteByte(line[i])
+			}
+			in = true
+		case c == '\\' && i+1 < len(line):
+			i++
+			cur.WriteByte(line[i])
+			in = true
+		case c == ' ' || c == '\t':
+			if in {
+				words = append(words, cur.String())
+				cur.Reset()
+				in = false
+			}
+		case (c == '#' && !in) || c == ';':
+			if in {
+				words = append(words, cur.String())
+			}
+			return words
+		default:
+			cur.WriteByte(c)
+			in = true
+		}
+	}
+	if in {
+		words = append(words, cur.String())
+	}
+	return words
+}

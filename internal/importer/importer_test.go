@@ -1,0 +1,213 @@
+package importer
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/launch"
+	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/testutil"
+	"github.com/mimoplan/mimoplan/internal/upstream"
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+func check(t *testing.T, src string, version string) *validate.Result {
+	t.Helper()
+	l, d := layout.Parse("layout.yaml", []byte(src))
+	if version != "" {
+		v, err := upstream.Parse(version)
+		require.NoError(t, err)
+		l.TargetVersion = v
+	}
+	res := validate.Check(l, d)
+	var b strings.Builder
+	require.NoError(t, diag.WriteText(&b, res.Diags))
+	require.True(t, res.Valid(false), "invalid:\n%s\n%s", src, b.String())
+	return res
+}
+
+// same: two layouts describe one job (the name aside, which no argv or
+// environment carries).
+func same(t *testing.T, want, got *validate.Result) {
+	t.Helper()
+	wt, gt := want.Topology, got.Topology
+	assert.Equal(t, wt.Target, gt.Target)
+	assert.Equal(t, wt.WorldSize, gt.WorldSize)
+	// No cluster is one node of world_size GPUs: the same torchrun.
+	one := func(c *layout.Cluster, world int) layout.Cluster {
+		if c == nil {
+			return layout.Cluster{Nodes: 1, GPUsPerNode: world}
+		}
+		return *c
+	}
+	assert.Equal(t, one(wt.Cluster, wt.WorldSize), one(gt.Cluster, gt.WorldSize))
+	assert.Equal(t, wt.Batch, gt.Batch)
+	require.Len(t, gt.Modules, len(wt.Modules))
+	for i, m := range wt.Modules {
+		g := gt.Module(m.Name)
+		require.NotNil(t, g, m.Name)
+		assert.Equal(t, m.Spec, g.Spec, m.Name)
+		assert.Equal(t, want.Layout.Modules[i].NumExperts, experts(got.Layout, m.Name), m.Name)
+	}
+	for _, pr := range []int{upstream.PRMimoNames, upstream.PRGTP} {
+		if want.Layout.TargetVersion.Has(upstream.PRMimoNames) {
+			assert.Equal(t, want.Layout.TargetVersion.Has(pr), got.Layout.TargetVersion.Has(pr), "PR #%d", pr)
+		}
+	}
+}
+
+func experts(l *layout.Layout, name string) int {
+	for _, m := range l.Modules {
+		if m.Name == name {
+			return m.NumExperts
+		}
+	}
+	return -1
+}
+
+func readLayout(t *testing.T, rel string) string {
+	b, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), rel))
+	require.NoError(t, err)
+	return string(b)
+}
+
+const gtp = `version: 1
+target: megatron-lm
+world_size: 16
+batch: {micro_batch_size: 2, global_batch_size: 24}
+modules:
+  - {name: vision, num_ranks: 4, tp: 2}
+  - {name: language, num_ranks: 12, tp: 2, gtp_remat: 2, ep: 3, expt_tp: 2, expt_gtp_remat: 2, num_experts: 6}
+`
+
+// TestMegatronLMRoundTrip: import megatron-lm of a node's launch-plan argv
+// is the layout, for each name generation.
+func TestMegatronLMRoundTrip(t *testing.T) {
+	layouts := map[string]string{
+		"nemotron": readLayout(t, "layouts/nemotron-vlm-8gpu.yaml"),
+		"llm-only": readLayout(t, "layouts/llm-only-moe-16gpu.yaml"),
+		"gtp":      gtp,
+		"pipeline": "version: 1\ntarget: megatron-lm\nworld_size: 10\nbatch: {micro_batch_size: 1}\nmodules:\n- {name: vision, num_ranks: 2}\n- {name: language, num_ranks: 8, tp: 2, pp: 2, ep: 2, expt_tp: 2, num_experts: 8}\n",
+	}
+	for name, src := range layouts {
+		for _, v := range []string{"", "6570", "2026-08-22"} {
+			t.Run(name+"@"+v, func(t *testing.T) {
+				res := check(t, src, v)
+				o := launch.Options{LayoutArgs: true, MasterPort: launch.DefaultMasterPort}
+				if c := res.Topology.Cluster; c != nil {
+					for i := range c.Nodes {
+						o.Hosts = append(o.Hosts, "n"+strconv.Itoa(i))
+					}
+				}
+				p, d, err := launch.Build(res, o)
+				require.NoError(t, err)
+				require.NotNil(t, p, "%v", d)
+				argv := p.Node(0).Command
+				l, err := MegatronLM(argv, "vision")
+				require.NoError(t, err)
+				got := check(t, l.YAML(), "")
+				same(t, res, got)
+				// The program's arguments alone: the world from the grids.
+				l, err = MegatronLM(argv[6:], "vision")
+				require.NoError(t, err)
+				assert.Equal(t, res.Topology.WorldSize, l.WorldSize)
+			})
+		}
+	}
+}
+
+func TestMegatronLMDefaultsAndErrors(t *testing.T) {
+	// args.py's defaults: encoder tp 2 dp 2 at 0, language tp 2 dp 2 at 4.
+	l, err := MegatronLM([]string{"pretrain_mimo.py", "--micro-batch-size=1"}, "vision")
+	require.NoError(t, err)
+	assert.Equal(t, 8, l.WorldSize)
+	assert.Equal(t, Module{Name: "vision", NumRanks: 4, TP: 2, GTPRemat: 1, CP: 1, PP: 1, EP: 1, ExptTP: 1, ExptGTPRemat: 1}, l.Modules[0])
+	assert.Equal(t, 4, l.Modules[1].RankOffset)
+	assert.Empty(t, l.TargetVersion, "no grid names: the newest")
+	l, err = MegatronLM([]string{"--llm_tp", "4", "--llm-offset", "4", "--llm-dp", "1"}, "img")
+	require.NoError(t, err)
+	assert.Equal(t, "5720", l.TargetVersion, "plain names: the newest upstream that takes them")
+	assert.Equal(t, "img", l.Modules[0].Name)
+
+	for argv, want := range map[string]string{
+		"--llm-tp 2 --mimo-llm-dp 2": "mixes the plain grid names",
+		"--llm-tp x":                 `--llm-tp "x" is not a whole number`,
+		"--llm-tp 0":                 "--llm-tp must be 1 or more",
+		"--llm-tp 2 --tensor-parallel-num-weight-shards 3": "not a multiple of the language tp 2",
+		"--llm-tp": "--llm-tp has no value",
+	} {
+		_, err := MegatronLM(strings.Fields(argv), "vision")
+		assert.ErrorContains(t, err, want, argv)
+	}
+}
+
+// TestBridgeEnvRoundTrip: import bridge-env --from-script of a
+// megatron-bridge layout's sh and slurm plans is the layout.
+func TestBridgeEnvRoundTrip(t *testing.T) {
+	for name, src := range map[string]string{
+		"llava": "version: 1\ntarget: megatron-bridge\nworld_size: 8\nmodules:\n- {name: language, num_ranks: 4, tp: 4}\n- {name: vision, num_ranks: 4, tp: 4, rank_offset: 4}\n",
+		"audio": "version: 1\ntarget: megatron-bridge\nworld_size: 8\nmodules:\n- {name: language, num_ranks: 4, tp: 4}\n- {name: vision, num_ranks: 2, tp: 2, rank_offset: 4}\n- {name: audio, num_ranks: 2, tp: 2, rank_offset: 6}\n",
+		"pp":    "version: 1\ntarget: megatron-bridge\ncluster: {nodes: 2, gpus_per_node: 8}\nmodules:\n- {name: vision, num_ranks: 4, tp: 1}\n- {name: language, num_ranks: 12, tp: 2, pp: 3, rank_offset: 4}\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := check(t, src, "")
+			p, _, err := launch.Build(res, launch.Options{Program: []string{"llava.py"}, MasterPort: launch.DefaultMasterPort, Hosts: hostsFor(res)})
+			require.NoError(t, err)
+			for _, format := range []string{"sh", "slurm"} {
+				var b bytes.Buffer
+				require.NoError(t, launch.Write(&b, format, p))
+				env, err := ScriptEnv(&b)
+				require.NoError(t, err)
+				l, err := BridgeEnv(env)
+				require.NoError(t, err)
+				got := check(t, l.YAML(), "")
+				// The variables carry no cluster: the world alone.
+				want := *res.Topology
+				want.Cluster = nil
+				got.Topology.Cluster = nil
+				same(t, &validate.Result{Layout: res.Layout, Topology: &want}, got)
+			}
+		})
+	}
+}
+
+func hostsFor(res *validate.Result) []string {
+	if res.Topology.Cluster == nil {
+		return nil
+	}
+	var hs []string
+	for i := range res.Topology.Cluster.Nodes {
+		hs = append(hs, "n"+strconv.Itoa(i))
+	}
+	return hs
+}
+
+func TestBridgeEnvErrors(t *testing.T) {
+	_, err := BridgeEnv(map[string]string{"PATH": "/bin"})
+	assert.ErrorContains(t, err, "no MIMO_")
+	_, err = BridgeEnv(map[string]string{"MIMO_LLM_TP": "2", "MIMO_LLM_PP": "1", "MIMO_LLM_DP": "2"})
+	assert.ErrorContains(t, err, "MIMO_LLM_OFFSET is missing")
+	_, err = BridgeEnv(map[string]string{"MIMO_LLM_TP": "two"})
+	assert.ErrorContains(t, err, `MIMO_LLM_TP="two" is not a whole number`)
+}
+
+func TestScriptEnv(t *testing.T) {
+	env, err := ScriptEnv(strings.NewReader(`#!/bin/bash
+# MIMO_LLM_TP=9 in a comment
+export MIMO_LLM_TP=2
+MIMO_LLM_DP=2 MIMO_VISION_TP='2' MIMO_VISION_DP="2" torchrun --nproc-per-node 8 llava.py MIMO_LLM_PP=7
+export A="x y" B=z\ w; C=never
+echo MIMO_AUDIO_TP=4
+`))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"MIMO_LLM_TP": "2", "MIMO_LLM_DP": "2", "MIMO_VISION_TP": "2", "MIMO_VISION_DP": "2",
+		"A": "x y", "B": "z w"}, env)
+}
