@@ -95,6 +95,7 @@ bench:
 fuzz: fuzz-invariants
 	$(GO) test ./internal/layout -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/validate -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/model -run '^$$' -fuzz '^FuzzCompute$$' -fuzztime $(FUZZTIME)
 
 fuzz-invariants:
 	$(GO) test ./internal/validate -run '^$$' -fuzz '^FuzzValidLayout$$' -fuzztime $(FUZZTIME)

@@ -25,7 +25,8 @@ func bytesPerParameter(distributed bool, dp int) float64 {
 	if !distributed {
 		return 18
 	}
-	return 6 + 12/float64(dp)
+	// A dp of 0 (sizes Megatron would refuse) stays finite.
+	return 6 + 12/float64(max(dp, 1))
 }
 
 // weightMemory is megatron/training/theoretical_memory_usage.py
