@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/rankmap"
+	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
 // svgElements lists the elements of an SVG document with their
@@ -157,4 +159,23 @@ func TestSelfContained(t *testing.T) {
 		assert.NotContains(t, page, bad)
 	}
 	assert.Equal(t, 8, strings.Count(page, "data-rank="))
+}
+
+// A layout's name is free text: the page and the picture show it, never
+// run it.
+func TestNameIsInert(t *testing.T) {
+	src := "version: 1\nname: \"</script><script>alert(1)</script>&<b>\"\nworld_size: 4\nmodules: [{name: language, num_ranks: 4, tp: 2}]\n"
+	l, d := layout.Parse("t.yaml", []byte(src))
+	res := validate.Check(l, d)
+	require.NotNil(t, res.Topology)
+	m, err := rankmap.New(res.Topology, "")
+	require.NoError(t, err)
+	var page, pic bytes.Buffer
+	require.NoError(t, m.HTML(&page, rankmap.Page{}))
+	require.NoError(t, m.SVG(&pic))
+	assert.NotContains(t, page.String(), "<script>alert")
+	assert.Equal(t, 2, strings.Count(page.String(), "<script"), "the data and the page's own script")
+	assert.Contains(t, page.String(), "&lt;/script&gt;&lt;script&gt;alert(1)")
+	svgElements(t, pic.Bytes()) // well-formed
+	assert.NotContains(t, pic.String(), "<script")
 }
