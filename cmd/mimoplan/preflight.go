@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -49,6 +50,8 @@ signal N. See docs/preflight.md.`,
 	f.String("master-addr", "", "several nodes: rendezvous master address (default: the first host)")
 	f.String("master-port", strconv.Itoa(launch.DefaultMasterPort), "several nodes: rendezvous master port (decimal, 1-65535)")
 	f.String("entrypoint", "torchrun", `launcher in the printed lines, e.g. "python3 -m torch.distributed.run"`)
+	f.String("format", "lines", "--emit: lines (print each node's torchrun line) or a launch-plan format for the scheduler, written into DIR: "+strings.Join(preflightFormats[1:], ", "))
+	f.String("image", "", "--format k8s, pytorchjob: container image (DIR must be at the same path in the pods)")
 	cmd.RunE = runPreflight
 	return cmd
 }
@@ -58,6 +61,19 @@ func runPreflight(cmd *cobra.Command, args []string) error {
 	dir, run := v.GetString("emit"), v.GetBool("run")
 	if dir == "" && !run {
 		return usageErr("preflight needs --emit DIR, --run, or both")
+	}
+	if err := oneOf("format", v.GetString("format"), preflightFormats...); err != nil {
+		return err
+	}
+	if v.GetString("format") != "lines" {
+		if run || dir == "" {
+			return usageErr("--format %s writes a plan for the scheduler with --emit DIR, without --run", v.GetString("format"))
+		}
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return usageErr("--emit: %v", err)
+		}
+		dir = abs
 	}
 	n, err := preflight.ParseBytes(v.GetString("bytes"))
 	if err != nil {
@@ -112,6 +128,9 @@ func runPreflight(cmd *cobra.Command, args []string) error {
 		dir = tmp
 	}
 	o.Dir = dir
+	if format := v.GetString("format"); format != "lines" {
+		return emitPreflightPlan(cmd, res, lo, o, format, plan.Bytes())
+	}
 	// The lines first: a host problem must not leave files behind.
 	nodes, diags, err := preflight.Nodes(res, lo, o)
 	if diags != nil && diags.HasErrors() {

@@ -218,3 +218,56 @@ func TestPreflightRunLauncher(t *testing.T) {
 		})
 	}
 }
+
+// TestPreflightEmitPlan: --emit DIR --format slurm|k8s|pytorchjob|sh
+// writes one scheduler plan that runs the payload on every node, beside
+// the payload and plan.json, instead of a line per node.
+func TestPreflightEmitPlan(t *testing.T) {
+	four := writeLayout(t, fourNode)
+	dir := filepath.Join(t.TempDir(), "pf")
+	code, out, stderr := mimoplan(t, "preflight", four, "--emit", dir, "--format", "slurm", "--timeout", "30s")
+	require.Equal(t, 0, code, stderr)
+	abs, _ := filepath.Abs(dir)
+	path := filepath.Join(abs, "preflight.slurm")
+	assert.Equal(t, path+"\n", out)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	s := string(b)
+	assert.Contains(t, s, "#SBATCH --nodes=4")
+	assert.Contains(t, s, "srun --nodes=4")
+	assert.Contains(t, s, filepath.Join(abs, "preflight.py")+" \\\n    --plan "+filepath.Join(abs, "plan.json")+" \\\n    --bytes 67108864 \\\n    --timeout 30")
+	assert.FileExists(t, filepath.Join(abs, "preflight.py"))
+	assert.FileExists(t, filepath.Join(abs, "plan.json"))
+	if bash, err := exec.LookPath("bash"); err == nil {
+		assert.NoError(t, exec.Command(bash, "-n", path).Run())
+	}
+
+	code, _, stderr = mimoplan(t, "preflight", four, "--emit", dir, "--format", "k8s", "--image", "img")
+	require.Equal(t, 0, code, stderr)
+	y, err := os.ReadFile(filepath.Join(abs, "preflight.yaml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(y), "kind: TrainJob")
+	assert.Contains(t, string(y), "numNodes: 4")
+
+	code, _, stderr = mimoplan(t, "preflight", four, "--emit", dir, "--format", "sh", "--hosts", "h0,h1,h2,h3")
+	require.Equal(t, 0, code, stderr)
+	assert.FileExists(t, filepath.Join(abs, "preflight.sh"))
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--emit", dir, "--format", "k8s"}, "needs --image"},
+		{[]string{"--emit", dir, "--format", "sh"}, "give their hosts with --hosts"},
+		{[]string{"--run", "--format", "slurm"}, "with --emit DIR, without --run"},
+		{[]string{"--emit", dir, "--format", "pbs"}, `invalid --format "pbs"`},
+	} {
+		code, _, stderr := mimoplan(t, append([]string{"preflight", four}, tc.args...)...)
+		assert.Equal(t, 2, code, "%v: %s", tc.args, stderr)
+		assert.Contains(t, stderr, tc.want, tc.args)
+	}
+	empty := filepath.Join(t.TempDir(), "none")
+	code, _, _ = mimoplan(t, "preflight", four, "--emit", empty, "--format", "k8s")
+	assert.Equal(t, 2, code)
+	assert.NoDirExists(t, empty, "a refused plan writes nothing")
+}
