@@ -49,7 +49,7 @@ var catalogue = []Rule{
 	{"heads-not-divisible", Error, "A module's num_attention_heads is not a multiple of its tp.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_config.py:1446"},
 	{"query-groups-not-divisible", Error, "num_query_groups is neither a multiple nor a divisor of tp.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_config.py:1461"},
 	{"hidden-not-divisible", Error, "hidden_size is not a multiple of num_attention_heads and kv_channels is not given.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1332"},
-	{"ffn-not-divisible", Error, "ffn_hidden_size is not a multiple of tp (or moe_ffn_hidden_size of expt_tp).", "Megatron-LM@d98e8a64ddf3 megatron/core/tensor_parallel/layers.py:1038, :1408"},
+	{"ffn-not-divisible", Error, "ffn_hidden_size (or moe_shared_expert_intermediate_size) is not a multiple of tp, or moe_ffn_hidden_size of expt_tp.", "Megatron-LM@d98e8a64ddf3 megatron/core/tensor_parallel/layers.py:1038, :1408"},
 	{"layers-not-divisible", Error, "num_layers is not divisible by pp.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:997, megatron/core/transformer/transformer_block.py:157"},
 	{"layers-not-divisible-vpp", Error, "The layers of each pipeline stage are not divisible by vpp.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_block.py:176"},
 	{"vpp-needs-pp", Error, "vpp (the interleaved schedule) with pp 1.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1002"},

@@ -111,3 +111,18 @@ func TestAddedTermsCount(t *testing.T) {
 	assert.Equal(t, float64(1<<30), e.OverheadBytes())
 	assert.Equal(t, e.Megatron.TotalBytes()+(1<<30), e.TotalBytes())
 }
+
+func TestCheckPointsAtKeys(t *testing.T) {
+	c := llama()
+	c.NumExperts, c.MoEFFNHiddenSize, c.MoESharedExpertIntermediateSize = 8, 1000, 1002
+	got := Check(c, Parallel{NumRanks: 64, TP: 4, PP: 3, ExptTP: 16, VPP: 2, EP: 1}, Training{})
+	var keys []string
+	for _, v := range got {
+		keys = append(keys, v.Rule+" "+v.Key)
+	}
+	assert.Equal(t, []string{
+		"ffn-not-divisible model.moe_shared_expert_intermediate_size",
+		"ffn-not-divisible model.moe_ffn_hidden_size",
+		"layers-not-divisible model.num_layers",
+	}, keys)
+}

@@ -64,6 +64,10 @@ func Check(cfg Config, par Parallel, tr Training) []Violation {
 		add(RuleFFNNotDivisible, "model.ffn_hidden_size", "tp a divisor of ffn_hidden_size",
 			"ffn_hidden_size (%d) is not a multiple of tp (%d)", c.FFNHiddenSize, p.TP)
 	}
+	if sh := c.MoESharedExpertIntermediateSize; c.NumExperts > 0 && sh > 0 && sh%p.TP != 0 {
+		add(RuleFFNNotDivisible, "model.moe_shared_expert_intermediate_size", "tp a divisor of moe_shared_expert_intermediate_size",
+			"moe_shared_expert_intermediate_size (%d) is not a multiple of tp (%d)", sh, p.TP)
+	}
 	if c.NumExperts > 0 && c.MoEFFNHiddenSize%p.ExptTP != 0 {
 		add(RuleFFNNotDivisible, "model.moe_ffn_hidden_size", "expt_tp a divisor of moe_ffn_hidden_size",
 			"moe_ffn_hidden_size (%d) is not a multiple of expt_tp (%d)", c.MoEFFNHiddenSize, p.ExptTP)
