@@ -269,6 +269,43 @@ def plan(mimoplan, layout, version, prog):
     return command[i + 1:], p["world_size"]
 
 
+SPECS_OUT = os.path.join(ROOT, "internal", "launch", "testdata", "megatron-lm", "specs.json")
+
+# Layouts whose --format megatron-specs Python is run with each version's
+# own ModuleGridSpec (examples/mimo/training/topology.py).
+SPEC_LAYOUTS = [
+    ("three modules", "layouts/three-module-4node.yaml", ALL),
+    ("colocated", "layouts/colocated-vlm-8gpu.yaml", ALL),
+    ("nemotron", "layouts/nemotron-vlm-8gpu.yaml", ALL),
+    ("gtp", GTP, ["6570", "2026-08-22", ""]),
+]
+
+
+def megatron_specs(mimoplan, mods, layout_path):
+    """Runs the printed Python with each version's ModuleGridSpec."""
+    out = []
+    for name, lay, versions in SPEC_LAYOUTS:
+        path, file = layout_path("specs " + name, lay)
+        for v in versions:
+            cmd = [mimoplan, "launch-plan", path, "--format", "megatron-specs"]
+            if v:
+                cmd += ["--target-version", v]
+            r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+            if r.returncode:
+                sys.exit(f"{' '.join(cmd)}: {r.stderr}")
+            sys.modules["examples.mimo.training.topology"] = types.SimpleNamespace(ModuleGridSpec=mods[v].ModuleGridSpec)
+            saved = os.environ.pop("MIMOPLAN_TOPOLOGY", None)
+            ns = {"__name__": "specs"}
+            exec(compile(r.stdout, "specs.py", "exec"), ns)
+            got = [dataclasses.asdict(s) for s in ns["module_grid_specs"]()]
+            if saved is not None:
+                os.environ["MIMOPLAN_TOPOLOGY"] = saved
+            out.append({"name": name, "layout": file, "layout_text": None if file else lay, "target_version": v,
+                        "upstream": f"ModuleGridSpec of examples/mimo/training/topology.py at {VERSIONS[v][0]}",
+                        "python": r.stdout, "specs": got})
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--megatron", default="/work/.mirror/NVIDIA+Megatron-LM/repo")
@@ -301,7 +338,8 @@ def main():
         # The module objects stay usable once sys.modules moves on.
         mods[v] = types.SimpleNamespace(
             add_hetero_grid_args=mods[v].add_hetero_grid_args,
-            build_module_grid_specs=mods[v].build_module_grid_specs)
+            build_module_grid_specs=mods[v].build_module_grid_specs,
+            ModuleGridSpec=sys.modules["examples.mimo.training.topology"].ModuleGridSpec)
 
     def source(v):
         commit, rename = VERSIONS[v]
@@ -343,6 +381,14 @@ def main():
             cases.append({"name": name, "layout": lay, "target_version": v, "program_args": prog,
                           "upstream": source(v), "argv": argv, "world_size": world,
                           "upstream_error": err})
+    specs = megatron_specs(mimoplan, mods, layout_path)
+    with open(SPECS_OUT, "w") as f:
+        json.dump({"generated_by": "scripts/gen-megatron-argv-fixtures.py",
+                   "megatron_lm_mirror": subprocess.check_output(
+                       ["git", "-C", a.megatron, "rev-parse", "HEAD"], text=True).strip(),
+                   "cases": specs}, f, indent=1, sort_keys=True)
+        f.write("\n")
+    print(f"wrote {len(specs)} cases to {os.path.relpath(SPECS_OUT, ROOT)}")
     out = {
         "generated_by": "scripts/gen-megatron-argv-fixtures.py",
         "megatron_lm_mirror": subprocess.check_output(

@@ -120,3 +120,60 @@ func TestMegatronArgvFixture(t *testing.T) {
 	}
 	assert.True(t, strings.Contains(string(raw), "--mimo-llm-only"), "the newest names are exercised")
 }
+
+// TestMegatronSpecsFixture: the Python --format megatron-specs prints is
+// the one each Megatron-LM version's own ModuleGridSpec ran
+// (testdata/megatron-lm/specs.json), and the specs it built are the
+// layout's grids, dp and expt_dp as ModuleGridSpec derived them.
+func TestMegatronSpecsFixture(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "megatron-lm", "specs.json"))
+	require.NoError(t, err)
+	var fx struct {
+		Cases []struct {
+			Name          string           `json:"name"`
+			Layout        string           `json:"layout"`
+			LayoutText    string           `json:"layout_text"`
+			TargetVersion string           `json:"target_version"`
+			Python        string           `json:"python"`
+			Specs         []map[string]any `json:"specs"`
+		} `json:"cases"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &fx))
+	require.NotEmpty(t, fx.Cases)
+	for _, c := range fx.Cases {
+		t.Run(c.Name+"@"+cmp.Or(c.TargetVersion, "newest"), func(t *testing.T) {
+			src := []byte(c.LayoutText)
+			if c.Layout != "" {
+				src, err = os.ReadFile(filepath.Join(testutil.RepoRoot(), c.Layout))
+				require.NoError(t, err)
+			}
+			l, d := layout.Parse("layout.yaml", src)
+			if c.TargetVersion != "" {
+				l.TargetVersion, err = upstream.Parse(c.TargetVersion)
+				require.NoError(t, err)
+			}
+			res := validate.Check(l, d)
+			require.True(t, res.Valid(false), "%v", res.Diags.Items)
+			p, diags, err := Build(res, Options{NoProgram: true, LayoutArgs: true, MasterPort: DefaultMasterPort})
+			require.NoError(t, err)
+			require.NotNil(t, p, "%v", diags)
+			var b strings.Builder
+			require.NoError(t, WriteMegatronSpecs(&b, p))
+			assert.Equal(t, c.Python, b.String(), "the Python upstream ran")
+			require.Len(t, c.Specs, len(res.Topology.Modules))
+			for i, m := range res.Topology.Modules {
+				s := c.Specs[i]
+				assert.Equal(t, m.Name, s["name"])
+				for k, v := range map[string]int{"num_ranks": m.NumRanks, "rank_offset": m.RankOffset, "tp": m.TP, "cp": m.CP, "pp": m.PP,
+					"ep": m.EP, "expt_tp": m.ExptTP, "dp": m.DP, "expt_dp": m.ExptDP, "gtp_remat": m.GTPRemat, "expt_gtp_remat": m.ExptGTPRemat} {
+					got, ok := s[k]
+					if !ok {
+						assert.Equal(t, 1, v, "%s %s: a ModuleGridSpec before GTP", m.Name, k)
+						continue
+					}
+					assert.Equal(t, float64(v), got, "%s %s", m.Name, k)
+				}
+			}
+		})
+	}
+}
