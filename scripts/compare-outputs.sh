@@ -41,13 +41,17 @@ build() { # build REV DIR
 	(cd "$dir/src" && go build -o "$dir/mimoplan" ./cmd/mimoplan) || { echo "compare-outputs: cannot build $rev" >&2; exit 2; }
 }
 
+# layouts lists the inputs, each content once (../shared/golden mostly
+# repeats testdata/golden).
 layouts() {
 	{
 		ls layouts/*.yaml
-		find testdata internal -path '*/testdata/*' -name '*.yaml' -not -path '*/fuzz/*'
-		find testdata -name '*.yaml' -not -path '*/fuzz/*'
+		find testdata internal -path '*/testdata/*' -name '*.yaml' -not -path '*/fuzz/*' | sort
+		find testdata -name '*.yaml' -not -path '*/fuzz/*' | sort
 		ls ../shared/golden/layouts/*.yaml 2>/dev/null || true
-	} | sort -u
+	} | awk '!seen[$0]++' | while read -r f; do
+		echo "$(sha256sum <"$f" | cut -c1-64) $f"
+	done | awk '!seen[$1]++ { print $2 }'
 }
 
 # record NAME CMD...: runs CMD in the scratch directory, keeping stdout,
