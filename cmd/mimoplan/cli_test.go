@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,14 +11,70 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/cmd/root"
+	"github.com/mimoplan/mimoplan/internal/cmdutil"
+	"github.com/mimoplan/mimoplan/internal/exitcode"
+	"github.com/mimoplan/mimoplan/internal/gpuprobe"
+)
+
+// Exit codes, as the README documents them.
+const (
+	exitOK      = exitcode.OK
+	exitInvalid = exitcode.Invalid
+	exitUsage   = exitcode.Usage
+	exitNoGPU   = exitcode.NoGPU
 )
 
 // mimoplan runs the command line in-process and returns exit code, stdout
-// and stderr.
+// and stderr. A --probe finds no GPU: tests that want one use
+// countingProbe.
 func mimoplan(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	return run(t, func() (*gpuprobe.Snapshot, error) {
+		return nil, &gpuprobe.UnavailableError{Reason: "no NVML in this test"}
+	}, args...)
+}
+
+// execute runs the command line with the given streams, as main does but
+// with no GPU to probe and an empty configuration directory.
+func execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	f := &cmdutil.Factory{
+		IOStreams: &cmdutil.IOStreams{In: stdin, Out: stdout, ErrOut: stderr},
+		Version:   "dev",
+		ProbeLocal: func() (*gpuprobe.Snapshot, error) {
+			return nil, &gpuprobe.UnavailableError{Reason: "no NVML in this test"}
+		},
+		ConfigDir: func() (string, error) { return "", nil },
+	}
+	return root.Execute(f, args)
+}
+
+// run is mimoplan with probe as this machine's GPU probe. The user's
+// configuration directory is an empty one, so that tests never read a
+// config file of the machine they run on.
+func run(t *testing.T, probe func() (*gpuprobe.Snapshot, error), args ...string) (int, string, string) {
+	t.Helper()
+	return runIn(t, t.TempDir(), probe, args...)
+}
+
+// runIn is run with configDir as the user's configuration directory.
+func runIn(t *testing.T, configDir string, probe func() (*gpuprobe.Snapshot, error), args ...string) (int, string, string) {
+	t.Helper()
+	return runFull(t, "", configDir, probe, args...)
+}
+
+// runFull is runIn with stdin as standard input.
+func runFull(t *testing.T, stdin, configDir string, probe func() (*gpuprobe.Snapshot, error), args ...string) (int, string, string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code := execute(args, strings.NewReader(""), &out, &errb)
+	f := &cmdutil.Factory{
+		IOStreams:  &cmdutil.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errb},
+		Version:    "dev",
+		ProbeLocal: probe,
+		ConfigDir:  func() (string, error) { return configDir, nil },
+	}
+	code := root.Execute(f, args)
 	return code, out.String(), errb.String()
 }
 

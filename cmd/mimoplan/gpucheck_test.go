@@ -13,14 +13,22 @@ import (
 	"github.com/mimoplan/mimoplan/internal/gpuprobe"
 )
 
-// countingProbe replaces the NVML probe for one test and counts its calls.
-func countingProbe(t *testing.T, s *gpuprobe.Snapshot, err error) *int {
+// probeStub stands in for the NVML probe and counts its calls.
+type probeStub struct {
+	snap  *gpuprobe.Snapshot
+	err   error
+	calls int
+}
+
+func countingProbe(t *testing.T, s *gpuprobe.Snapshot, err error) *probeStub {
 	t.Helper()
-	calls := new(int)
-	old := probeLocal
-	probeLocal = func() (*gpuprobe.Snapshot, error) { *calls++; return s, err }
-	t.Cleanup(func() { probeLocal = old })
-	return calls
+	return &probeStub{snap: s, err: err}
+}
+
+// run is mimoplan with the stub as this machine's probe.
+func (p *probeStub) run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	return run(t, func() (*gpuprobe.Snapshot, error) { p.calls++; return p.snap, p.err }, args...)
 }
 
 func TestValidateProbe(t *testing.T) {
@@ -77,8 +85,8 @@ func TestValidateProbe(t *testing.T) {
 			} else {
 				unsetEnv(t, gpuprobe.VisibleDevicesEnv)
 			}
-			calls := countingProbe(t, twoGPUs(), nil)
-			code, out, errOut := mimoplan(t, tt.args...)
+			p := countingProbe(t, twoGPUs(), nil)
+			code, out, errOut := p.run(t, tt.args...)
 			assert.Equal(t, tt.code, code, "stdout: %s\nstderr: %s", out, errOut)
 			for _, s := range tt.stdout {
 				assert.Contains(t, out, s)
@@ -90,7 +98,7 @@ func TestValidateProbe(t *testing.T) {
 			if strings.Contains(strings.Join(tt.args, " "), "--probe") {
 				wantCalls = 1
 			}
-			assert.Equal(t, wantCalls, *calls)
+			assert.Equal(t, wantCalls, p.calls)
 		})
 	}
 }
@@ -99,10 +107,10 @@ func TestValidateProbeManyFilesProbesOnce(t *testing.T) {
 	unsetEnv(t, gpuprobe.VisibleDevicesEnv)
 	a := writeLayout(t, "version: 1\nworld_size: 2\nmodules:\n- {name: language, num_ranks: 2}\n")
 	b := writeLayout(t, "version: 1\nworld_size: 4\nmodules:\n- {name: language, num_ranks: 4}\n")
-	calls := countingProbe(t, twoGPUs(), nil)
-	code, out, _ := mimoplan(t, "validate", "--probe", "--format", "json", a, b)
+	p := countingProbe(t, twoGPUs(), nil)
+	code, out, _ := p.run(t, "validate", "--probe", "--format", "json", a, b)
 	assert.Equal(t, exitInvalid, code)
-	assert.Equal(t, 1, *calls)
+	assert.Equal(t, 1, p.calls)
 	dec := json.NewDecoder(strings.NewReader(out))
 	var valid []bool
 	for dec.More() {
@@ -124,8 +132,8 @@ func TestProbeFlagWithoutNVML(t *testing.T) {
 		{"launch-plan", "--probe", g, "--", "train.py"},
 	} {
 		t.Run(args[0], func(t *testing.T) {
-			countingProbe(t, nil, missing)
-			code, out, errOut := mimoplan(t, args...)
+			p := countingProbe(t, nil, missing)
+			code, out, errOut := p.run(t, args...)
 			assert.Equal(t, exitNoGPU, code)
 			if args[0] == "validate" {
 				assert.Contains(t, out, "valid: non_colocated", "the layout is still checked and reported")
@@ -143,8 +151,8 @@ func TestProbeFlagWithoutNVML(t *testing.T) {
 		{"launch-plan", "--probe", b, "--", "train.py"},
 	} {
 		t.Run(args[0]+" invalid", func(t *testing.T) {
-			countingProbe(t, nil, missing)
-			code, out, errOut := mimoplan(t, args...)
+			p := countingProbe(t, nil, missing)
+			code, out, errOut := p.run(t, args...)
 			assert.Equal(t, exitInvalid, code)
 			all := out + errOut
 			i, j := strings.Index(all, "[dense-not-divisible]"), strings.Index(all, noNVML)
@@ -157,15 +165,15 @@ func TestLaunchPlanProbe(t *testing.T) {
 	unsetEnv(t, gpuprobe.VisibleDevicesEnv)
 	eight := writeLayout(t, "version: 1\ncluster: {nodes: 1, gpus_per_node: 8}\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, tp: 2}\n")
 	two := writeLayout(t, "version: 1\nworld_size: 2\nmodules:\n- {name: language, num_ranks: 2, tp: 2}\n")
-	countingProbe(t, twoGPUs(), nil)
+	p := countingProbe(t, twoGPUs(), nil)
 
-	code, out, errOut := mimoplan(t, "launch-plan", "--probe", eight, "--", "train.py")
+	code, out, errOut := p.run(t, "launch-plan", "--probe", eight, "--", "train.py")
 	assert.Equal(t, exitInvalid, code)
 	assert.Empty(t, out, "no plan for a machine that cannot run it")
 	assert.Contains(t, errOut, "[gpu-count-short]")
 
 	topo := filepath.Join(t.TempDir(), "topology.json")
-	code, out, errOut = mimoplan(t, "launch-plan", "--probe", "--format", "json", "--topology-out", topo, two, "--", "train.py")
+	code, out, errOut = p.run(t, "launch-plan", "--probe", "--format", "json", "--topology-out", topo, two, "--", "train.py")
 	assert.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, `"nproc_per_node": 2`)
 }
@@ -175,14 +183,14 @@ func TestProbeEnvOnlyForCommandsWithTheFlag(t *testing.T) {
 	// ignored by commands without it.
 	t.Setenv("MIMOPLAN_PROBE", "true")
 	unsetEnv(t, gpuprobe.VisibleDevicesEnv)
-	calls := countingProbe(t, twoGPUs(), nil)
+	p := countingProbe(t, twoGPUs(), nil)
 	g := writeLayout(t, "version: 1\nworld_size: 2\nmodules:\n- {name: language, num_ranks: 2}\n")
-	code, _, _ := mimoplan(t, "render", g)
+	code, _, _ := p.run(t, "render", g)
 	assert.Equal(t, exitOK, code)
-	assert.Equal(t, 0, *calls)
-	code, out, _ := mimoplan(t, "validate", g)
+	assert.Equal(t, 0, p.calls)
+	code, out, _ := p.run(t, "validate", g)
 	assert.Equal(t, exitOK, code, out)
-	assert.Equal(t, 1, *calls)
+	assert.Equal(t, 1, p.calls)
 }
 
 func ptr(s string) *string { return &s }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -17,9 +16,7 @@ import (
 // mimoplanIn is mimoplan with standard input.
 func mimoplanIn(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code := execute(args, strings.NewReader(stdin), &out, &errb)
-	return code, out.String(), errb.String()
+	return runFull(t, stdin, t.TempDir(), noProbe, args...)
 }
 
 func TestStdinLayout(t *testing.T) {

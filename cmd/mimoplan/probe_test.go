@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -13,13 +12,11 @@ import (
 	"github.com/mimoplan/mimoplan/internal/gpuprobe"
 )
 
-// runProbe runs the root command with args and returns the exit code,
-// stdout and stderr.
+// runProbe runs the root command with args and this machine's real NVML
+// probe, and returns the exit code, stdout and stderr.
 func runProbe(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code := execute(args, strings.NewReader(""), &out, &errb)
-	return code, out.String(), errb.String()
+	return run(t, gpuprobe.ProbeLocal, args...)
 }
 
 func twoGPUs() *gpuprobe.Snapshot {
@@ -74,16 +71,16 @@ func TestProbeThisMachine(t *testing.T) {
 }
 
 func TestProbeFailureExits3(t *testing.T) {
-	countingProbe(t, nil, errors.New("NVML: GPU 3: get handle: ERROR_GPU_IS_LOST"))
-	code, stdout, stderr := runProbe(t, "probe")
+	p := countingProbe(t, nil, errors.New("NVML: GPU 3: get handle: ERROR_GPU_IS_LOST"))
+	code, stdout, stderr := p.run(t, "probe")
 	assert.Equal(t, exitNoGPU, code)
 	assert.Empty(t, stdout)
 	assert.Equal(t, "mimoplan: NVML: GPU 3: get handle: ERROR_GPU_IS_LOST\n", stderr)
 }
 
 func TestProbeTable(t *testing.T) {
-	countingProbe(t, twoGPUs(), nil)
-	code, stdout, stderr := runProbe(t, "probe")
+	p := countingProbe(t, twoGPUs(), nil)
+	code, stdout, stderr := p.run(t, "probe")
 	assert.Equal(t, exitOK, code)
 	assert.Empty(t, stderr)
 	assert.True(t, strings.HasPrefix(stdout, "Driver 570.86.15, CUDA 12.8, 2 GPUs\n"), stdout)
@@ -104,9 +101,9 @@ func TestProbeJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			countingProbe(t, twoGPUs(), nil)
+			p := countingProbe(t, twoGPUs(), nil)
 			t.Setenv("MIMOPLAN_FORMAT", tt.env)
-			code, stdout, stderr := runProbe(t, tt.args...)
+			code, stdout, stderr := p.run(t, tt.args...)
 			require.Equal(t, exitOK, code, stderr)
 			var got gpuprobe.Snapshot
 			require.NoError(t, json.Unmarshal([]byte(stdout), &got), stdout)
@@ -128,8 +125,8 @@ func TestProbeUsage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			countingProbe(t, nil, errors.New("must not be called"))
-			code, stdout, stderr := runProbe(t, tt.args...)
+			p := countingProbe(t, nil, errors.New("must not be called"))
+			code, stdout, stderr := p.run(t, tt.args...)
 			assert.Equal(t, exitUsage, code)
 			assert.Empty(t, stdout)
 			assert.Contains(t, stderr, tt.want)

@@ -44,6 +44,12 @@ type Pos struct {
 type List struct {
 	File  string
 	Items []Diagnostic
+	// Notes are derived figures worth showing beside the diagnostics
+	// (micro-batch counts); the text and JSON formats print them.
+	Notes []string
+	// Summary says what a valid file describes, for the verdict line:
+	// "non_colocated, 8 ranks, target core: vision [0, 4), language [4, 8)".
+	Summary string
 }
 
 // Add appends a diagnostic at pos. The rule must be in the catalogue; its

@@ -62,10 +62,11 @@ func NewReport(l *List, strict bool) Report {
 	}
 	return Report{
 		File:        l.File,
-		Valid:       e == 0 && !(strict && w > 0),
+		Valid:       l.Valid(strict),
 		Errors:      e,
 		Warnings:    w,
 		Diagnostics: items,
+		Notes:       l.Notes,
 	}
 }
 

@@ -77,13 +77,13 @@ func compareBatch(a, b *validate.Result) Batch {
 	if bt := b.Topology.Batch; bt != nil {
 		out.MicroBatchSize.B, out.GlobalBatchSize.B = bt.MicroBatchSize, bt.GlobalBatchSize
 	}
-	for _, f := range a.Facts {
-		if !slices.Contains(b.Facts, f) {
+	for _, f := range a.Diags.Notes {
+		if !slices.Contains(b.Diags.Notes, f) {
 			out.Removed = append(out.Removed, f)
 		}
 	}
-	for _, f := range b.Facts {
-		if !slices.Contains(a.Facts, f) {
+	for _, f := range b.Diags.Notes {
+		if !slices.Contains(a.Diags.Notes, f) {
 			out.Added = append(out.Added, f)
 		}
 	}

@@ -289,7 +289,17 @@ func TestCheckVisibleDevicesWithoutGPUs(t *testing.T) {
 	})
 }
 
+// TestCheckWith probes a mock machine and checks it, as validate --probe
+// does through ProbeLocal and AddChecks.
 func TestCheckWith(t *testing.T) {
+	checkWith := func(lib Library, need Need, lookupEnv func(string) (string, bool)) ([]diag.Diagnostic, error) {
+		s, err := probeWith(lib)
+		if err != nil {
+			return nil, err
+		}
+		v, set := lookupEnv(VisibleDevicesEnv)
+		return Check(s, need, v, set), nil
+	}
 	env := func(v string, ok bool) func(string) (string, bool) {
 		return func(key string) (string, bool) {
 			assert.Equal(t, VisibleDevicesEnv, key)
@@ -327,16 +337,12 @@ func TestCheckWith(t *testing.T) {
 	})
 }
 
-func TestCheckLocalWithoutLibrary(t *testing.T) {
+func TestProbeLocalWithoutLibrary(t *testing.T) {
 	t.Setenv(LibraryPathEnv, "/nonexistent/libnvidia-ml.so.1")
-	got, err := CheckLocal(Need{GPUs: 8})
-	assert.Nil(t, got)
+	snap, err := ProbeLocal()
+	assert.Nil(t, snap)
 	require.Error(t, err)
 	assert.True(t, IsUnavailable(err))
 	assert.ErrorIs(t, err, nvml.ERROR_LIBRARY_NOT_FOUND)
 	assert.EqualError(t, err, "NVML is unavailable: /nonexistent/libnvidia-ml.so.1 (from MIMOPLAN_NVML_LIBRARY) could not be loaded; is the NVIDIA driver installed?")
-
-	snap, err := ProbeLocal()
-	assert.Nil(t, snap)
-	assert.True(t, IsUnavailable(err))
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
 // Need is what one node of a layout asks of the machine it runs on.
@@ -53,4 +54,26 @@ func (n Need) lower() string {
 func CheckEnv(s *Snapshot, need Need) []diag.Diagnostic {
 	v, set := os.LookupEnv(VisibleDevicesEnv)
 	return Check(s, need, v, set)
+}
+
+// AddChecks adds the checks of this machine's GPUs (s; nil when not
+// probed), as one node of the layout, to a checked layout's diagnostics:
+// the GPU rules, and gpu-memory-short against the smallest GPU NVML
+// reports where it is below cluster.gpu_memory (which validate has
+// checked already).
+func AddChecks(res *validate.Result, s *Snapshot) {
+	if s == nil || res.Layout == nil {
+		return
+	}
+	res.Diags.Append(CheckEnv(s, NeedOf(res.Layout))...)
+	var least uint64
+	for _, g := range s.GPUs {
+		if least == 0 || g.MemoryBytes < least {
+			least = g.MemoryBytes
+		}
+	}
+	if least > 0 && (res.Layout.GPUMemory == 0 || int64(least) < res.Layout.GPUMemory) && least <= 1<<62 {
+		validate.CheckMemory(res, int64(least), "this machine's GPU memory ("+validate.GiB(float64(least))+", NVML)")
+	}
+	res.Diags.Sort()
 }

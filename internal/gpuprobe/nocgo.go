@@ -2,8 +2,6 @@
 
 package gpuprobe
 
-import "github.com/mimoplan/mimoplan/internal/diag"
-
 // LibraryPathEnv names a libnvidia-ml.so to load instead of the default
 // libnvidia-ml.so.1 (unused in a build without cgo).
 const LibraryPathEnv = "MIMOPLAN_NVML_LIBRARY"
@@ -14,8 +12,3 @@ var errNoCgo = &UnavailableError{Reason: "this mimoplan was built without cgo (C
 
 // ProbeLocal always fails in a build without cgo.
 func ProbeLocal() (*Snapshot, error) { return nil, errNoCgo }
-
-// CheckLocal always fails in a build without cgo.
-func CheckLocal(Need) ([]diag.Diagnostic, error) {
-	return nil, errNoCgo
-}

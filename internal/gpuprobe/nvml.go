@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
-
-	"github.com/mimoplan/mimoplan/internal/diag"
 )
 
 // Library is the part of NVML that Probe uses. nvml.New() satisfies it,
@@ -42,22 +40,6 @@ func NewLibrary() Library {
 // *UnavailableError.
 func ProbeLocal() (*Snapshot, error) {
 	return probeWith(NewLibrary())
-}
-
-// CheckLocal probes this machine and checks it as one node that must
-// offer need, honouring CUDA_VISIBLE_DEVICES from the environment. The error is non-nil only when the probe itself
-// failed; an *UnavailableError means NVML or the driver is missing.
-func CheckLocal(need Need) ([]diag.Diagnostic, error) {
-	return checkWith(NewLibrary(), need, os.LookupEnv)
-}
-
-func checkWith(lib Library, need Need, lookupEnv func(string) (string, bool)) ([]diag.Diagnostic, error) {
-	s, err := probeWith(lib)
-	if err != nil {
-		return nil, err
-	}
-	v, set := lookupEnv(VisibleDevicesEnv)
-	return Check(s, need, v, set), nil
 }
 
 // probeWith is Init, Probe, Shutdown.

@@ -1,7 +1,7 @@
 // Package gpuprobe inspects the GPUs of the local machine through NVML and
 // checks them against a layout's expectations of one node.
 //
-// The NVML side (Probe, ProbeLocal, CheckLocal) needs cgo; everything else
+// The NVML side (Probe, ProbeLocal) needs cgo; everything else
 // (Snapshot, Check, the writers) is plain Go, so that the rules can be
 // tested and reused without a driver.
 package gpuprobe

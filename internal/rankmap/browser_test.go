@@ -139,7 +139,7 @@ func writePage(tb testing.TB, res *validate.Result, kind string) string {
 	path := filepath.Join(tb.TempDir(), "map.html")
 	f, err := os.Create(path)
 	require.NoError(tb, err)
-	require.NoError(tb, m.HTML(f, rankmap.Page{Notes: res.Facts, Diags: res.Diags.Items}))
+	require.NoError(tb, m.HTML(f, rankmap.Page{Notes: res.Diags.Notes, Diags: res.Diags.Items}))
 	require.NoError(tb, f.Close())
 	return path
 }

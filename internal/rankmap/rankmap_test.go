@@ -139,7 +139,7 @@ func TestAggregated(t *testing.T) {
 	m, err := rankmap.New(res.Topology, "")
 	require.NoError(t, err)
 	var b bytes.Buffer
-	require.NoError(t, m.HTML(&b, rankmap.Page{Notes: res.Facts, Diags: res.Diags.Items}))
+	require.NoError(t, m.HTML(&b, rankmap.Page{Notes: res.Diags.Notes, Diags: res.Diags.Items}))
 	page := b.String()
 	assert.Less(t, len(page), 5<<20)
 	assert.Equal(t, 16384, strings.Count(page, "data-node="))

@@ -138,14 +138,14 @@ func TestBatchFacts(t *testing.T) {
 		"language has 4 data lanes (dp 2 x gtp_remat 2): a micro-batch step takes 8 samples (micro_batch_size 2 per lane)",
 		"vision micro-batch: 2 samples per dp rank (8 / dp 4)",
 		"4 micro-batches per global batch (32 / 8)",
-	}, r.Facts)
+	}, r.Diags.Notes)
 
 	r = run("version: 1\ntarget: megatron-bridge\nworld_size: 8\nbatch: {micro_batch_size: 8, global_batch_size: 32}\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4}\n")
 	require.Empty(t, r.Diags.Items)
 	assert.Equal(t, []string{
 		"global micro-batch 8: samples per dp rank: vision 4 (dp 2), language 2 (dp 4)",
 		"num_microbatches 4 (global_batch_size 32 / micro_batch_size 8)",
-	}, r.Facts)
+	}, r.Diags.Notes)
 }
 
 // Facts stay a few lines however many modules there are.
@@ -156,13 +156,13 @@ func TestBatchFactsBounded(t *testing.T) {
 	}
 	r := run(src)
 	require.Empty(t, r.Diags.Items)
-	assert.Len(t, r.Facts, 1+8+1+1)
-	assert.Equal(t, "and 12 more encoders' micro-batches", r.Facts[9])
+	assert.Len(t, r.Diags.Notes, 1+8+1+1)
+	assert.Equal(t, "and 12 more encoders' micro-batches", r.Diags.Notes[9])
 
 	r = run(strings.Replace(src, "version: 1\n", "version: 1\ntarget: megatron-bridge\n", 1))
 	require.Empty(t, r.Diags.Items)
-	require.Len(t, r.Facts, 2)
-	assert.Equal(t, "global micro-batch 1: samples per dp rank: language 1 (dp 1), e0 1 (dp 1), e1 1 (dp 1), e2 1 (dp 1), e3 1 (dp 1), e4 1 (dp 1), e5 1 (dp 1), e6 1 (dp 1), and 13 more", r.Facts[0])
+	require.Len(t, r.Diags.Notes, 2)
+	assert.Equal(t, "global micro-batch 1: samples per dp rank: language 1 (dp 1), e0 1 (dp 1), e1 1 (dp 1), e2 1 (dp 1), e3 1 (dp 1), e4 1 (dp 1), e5 1 (dp 1), e6 1 (dp 1), and 13 more", r.Diags.Notes[0])
 }
 
 func TestMegatronLMRules(t *testing.T) {

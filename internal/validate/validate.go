@@ -51,9 +51,6 @@ type Result struct {
 	// Topology is set when every module's grid could be built, which is
 	// the case whenever Diags holds no error from the core rules.
 	Topology *Topology
-	// Facts are derived figures worth showing to the user (micro-batch
-	// counts, per-encoder micro-batches), in the order they were found.
-	Facts []string
 	// Estimates holds, in layout order, the memory and FLOPs of each
 	// module with a model whose sizes and model rules are sound.
 	Estimates []ModuleEstimate
@@ -63,10 +60,7 @@ type Result struct {
 
 // Valid reports whether the layout has no error (and, when strict, no
 // warning).
-func (r *Result) Valid(strict bool) bool {
-	e, w := r.Diags.Count()
-	return e == 0 && !(strict && w > 0)
-}
+func (r *Result) Valid(strict bool) bool { return r.Diags.Valid(strict) }
 
 // Load reads, parses and checks a layout file ("-" is os.Stdin). The error
 // is for a file that cannot be read.
@@ -146,6 +140,9 @@ func CheckWith(l *layout.Layout, d *diag.List, g *Grids) *Result {
 			s.run(c)
 		}
 	}
+	if c.r.Topology != nil {
+		d.Summary = describe(c.r.Topology)
+	}
 	d.Sort()
 	return c.r
 }
@@ -176,7 +173,7 @@ type stage struct {
 var stages []stage
 
 func (c *checker) fact(format string, args ...any) {
-	c.r.Facts = append(c.r.Facts, fmt.Sprintf(format, args...))
+	c.d.Notes = append(c.d.Notes, fmt.Sprintf(format, args...))
 }
 
 // sizedLanguage returns the index of the language module when its sizes
@@ -188,4 +185,13 @@ func (c *checker) sizedLanguage() int {
 		}
 	}
 	return -1
+}
+
+// Unreadable is the result for a file that could not be read: one
+// unreadable-file error without a position, so that the machine-read
+// formats (json, sarif) have an entry for it.
+func Unreadable(path string, err error) *Result {
+	d := &diag.List{File: path}
+	d.Add("unreadable-file", diag.Pos{}, "", "check the path and its permissions; give a regular file, or '-' for standard input", "%v", err)
+	return &Result{Diags: d}
 }

@@ -1,4 +1,4 @@
-package main
+package estimatecmd
 
 import (
 	"encoding/json"
@@ -14,17 +14,18 @@ import (
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
-// estimateJSON is estimate's --format json document.
-type estimateJSON struct {
-	File           string               `json:"file"`
-	GPUMemoryBytes int64                `json:"gpu_memory_bytes,omitempty"`
-	Modules        []estimateModuleJSON `json:"modules"`
+// Report is estimate's --format json document.
+type Report struct {
+	File           string         `json:"file"`
+	GPUMemoryBytes int64          `json:"gpu_memory_bytes,omitempty"`
+	Modules        []ModuleReport `json:"modules"`
 	// NotEstimated names the modules without a model, or whose sizes or
 	// model break a rule.
 	NotEstimated []string `json:"not_estimated"`
 }
 
-type estimateModuleJSON struct {
+// ModuleReport is one module of a Report.
+type ModuleReport struct {
 	Name string `json:"name"`
 	// mimoplan's figures: Megatron's plus Terms.
 	Parameters              int64   `json:"parameters"`
@@ -48,13 +49,13 @@ type estimateModuleJSON struct {
 
 func roundBytes(x float64) int64 { return int64(math.Round(x)) }
 
-func estimateDoc(res *validate.Result) estimateJSON {
-	doc := estimateJSON{File: res.Layout.File, GPUMemoryBytes: res.Layout.GPUMemory, Modules: []estimateModuleJSON{}, NotEstimated: []string{}}
+func estimateDoc(res *validate.Result) Report {
+	doc := Report{File: res.Layout.File, GPUMemoryBytes: res.Layout.GPUMemory, Modules: []ModuleReport{}, NotEstimated: []string{}}
 	done := map[int]bool{}
 	for _, me := range res.Estimates {
 		done[me.Index] = true
 		e := me.Estimate
-		m := estimateModuleJSON{
+		m := ModuleReport{
 			Name:                    me.Name,
 			Parameters:              roundBytes(e.Megatron.Parameters),
 			ActiveParameters:        roundBytes(e.Megatron.ActiveParameters),

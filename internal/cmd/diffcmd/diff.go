@@ -1,33 +1,32 @@
-package main
+// Package diffcmd is the diff command.
+package diffcmd
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mimoplan/mimoplan/internal/cmdutil"
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/diff"
+	"github.com/mimoplan/mimoplan/internal/exitcode"
+	"github.com/mimoplan/mimoplan/internal/render"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
-func init() { register(func() *cobra.Command { return newDiffCmd(nil) }) }
-
-// diffOptions is what diff needs: the two layouts, the format and where
-// to write.
-type diffOptions struct {
-	Out, ErrOut io.Writer
-	A, B        string
-	Format      string
-	Width       int
+// Options is what diff needs: the two layouts, the format and where to
+// write.
+type Options struct {
+	IO     *cmdutil.IOStreams
+	A, B   string
+	Format string
+	Width  int
 }
 
-var diffFormats = []string{"text", "json"}
-
-// newDiffCmd builds the command; run, when not nil, replaces diffRun (for
-// tests of the flag wiring).
-func newDiffCmd(run func(*diffOptions) error) *cobra.Command {
-	opts := &diffOptions{}
+// NewCmdDiff returns the diff command; runF, when not nil, runs in place
+// of diffRun (for tests of the flag wiring).
+func NewCmdDiff(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{IO: f.IOStreams}
 	cmd := &cobra.Command{
 		Use:   "diff A.yaml B.yaml",
 		Short: "What changes between two layouts: sizes, groups, ranks, batch",
@@ -43,26 +42,20 @@ Exit codes, as diff(1): 0 every module has the same groups of every kind,
 1 the groups differ, 2 trouble (a usage error, an unreadable file, or a
 layout that fails the core rules, whose problems are printed).`,
 		Args: cobra.ExactArgs(2),
+		RunE: func(_ *cobra.Command, args []string) error {
+			opts.A, opts.B = args[0], args[1]
+			opts.Width = cmdutil.TerminalWidth(opts.IO.Out, render.DefaultWidth)
+			if runF != nil {
+				return runF(opts)
+			}
+			return diffRun(opts)
+		},
 	}
-	cmd.Flags().String("format", "text", "output format: text, json")
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		v := config(cmd)
-		opts.Out, opts.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
-		opts.A, opts.B = args[0], args[1]
-		opts.Format = v.GetString("format")
-		opts.Width = termWidth(opts.Out)
-		if err := oneOf("format", opts.Format, diffFormats...); err != nil {
-			return err
-		}
-		if run != nil {
-			return run(opts)
-		}
-		return diffRun(opts)
-	}
+	cmdutil.StringEnumVar(cmd.Flags(), &opts.Format, "format", "text", "output format: text, json", "text", "json")
 	return cmd
 }
 
-func diffRun(o *diffOptions) error {
+func diffRun(o *Options) error {
 	a, err := loadForDiff(o, o.A)
 	if err != nil {
 		return err
@@ -73,31 +66,31 @@ func diffRun(o *diffOptions) error {
 	}
 	r := diff.Compare(o.A, a, o.B, b)
 	if o.Format == "json" {
-		err = r.WriteJSON(o.Out)
+		err = r.WriteJSON(o.IO.Out)
 	} else {
-		err = r.WriteText(o.Out, o.Width)
+		err = r.WriteText(o.IO.Out, o.Width)
 	}
 	if err != nil {
 		return fmt.Errorf("diff: %w", err)
 	}
 	if !r.Identical {
-		return silentExit(exitInvalid)
+		return exitcode.Silent(exitcode.Invalid)
 	}
 	return nil
 }
 
 // loadForDiff reads a layout; one whose grid cannot be built is trouble
 // (exit 2), since exit 1 means "the layouts differ".
-func loadForDiff(o *diffOptions, path string) (*validate.Result, error) {
+func loadForDiff(o *Options, path string) (*validate.Result, error) {
 	res, err := validate.Load(path)
 	if err != nil {
-		return nil, &exitError{code: exitUsage, err: err}
+		return nil, exitcode.Wrap(exitcode.Usage, err)
 	}
 	if res.Topology == nil {
-		if err := diag.WriteText(o.ErrOut, res.Diags); err != nil {
+		if err := diag.WriteText(o.IO.ErrOut, res.Diags); err != nil {
 			return nil, err
 		}
-		return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s: the layout fails the core rules; nothing to compare", path)}
+		return nil, exitcode.Usagef("%s: the layout fails the core rules; nothing to compare", path)
 	}
 	return res, nil
 }

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/gpuprobe"
+)
+
+func noProbe() (*gpuprobe.Snapshot, error) { return nil, &gpuprobe.UnavailableError{Reason: "none"} }
+
+func writeConfig(t *testing.T, path, src string) string {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
+	return path
+}
+
+// A flag's value comes from, in this order: the command line, its
+// MIMOPLAN_* variable, the config file's section for the command, the
+// config file's top level, the flag's default. One row per level.
+func TestConfigPrecedence(t *testing.T) {
+	g := writeLayout(t, good)
+	tests := []struct {
+		name string
+		file string // the config file (--config); "" for none
+		env  string // MIMOPLAN_FORMAT; "" for unset
+		args []string
+		want string // a line of the output that shows the format
+	}{
+		{"default", "", "", nil, "┌"},
+		{"file, top level", "format: csv\n", "", nil, "module,group,index,size,ranks"},
+		{"file, command's section over top level", "format: csv\nrender: {format: yaml}\n", "", nil, "modules:"},
+		{"environment over file", "format: csv\nrender: {format: yaml}\n", "json", nil, `{"name":`},
+		{"flag over environment", "format: csv\n", "json", []string{"--format", "markdown"}, "| group "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("MIMOPLAN_FORMAT", tt.env)
+			args := append([]string{"render", g}, tt.args...)
+			if tt.file != "" {
+				args = append(args, "--config", writeConfig(t, filepath.Join(t.TempDir(), "c.yaml"), tt.file))
+			}
+			code, out, errOut := runIn(t, t.TempDir(), noProbe, args...)
+			require.Equal(t, exitOK, code, errOut)
+			assert.Contains(t, out, tt.want)
+		})
+	}
+}
+
+// Without --config, the file is $XDG_CONFIG_HOME/mimoplan/config.yaml,
+// else .mimoplan.yaml in the current directory.
+func TestConfigFileDiscovery(t *testing.T) {
+	g := writeLayout(t, good)
+	t.Setenv("MIMOPLAN_FORMAT", "")
+	t.Setenv("MIMOPLAN_CONFIG", "")
+	xdg, cwd := t.TempDir(), t.TempDir()
+	t.Chdir(cwd)
+
+	code, out, _ := runIn(t, xdg, noProbe, "validate", g)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "valid: non_colocated", "no file: the default, text")
+
+	writeConfig(t, filepath.Join(cwd, ".mimoplan.yaml"), "validate: {format: github}\n")
+	code, out, _ = runIn(t, xdg, noProbe, "validate", g)
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, g+": valid: non_colocated, 8 ranks, target core: vision [0, 4), language [4, 8)\n", out, "github format: the verdict alone")
+
+	writeConfig(t, filepath.Join(xdg, "mimoplan", "config.yaml"), "format: json\n")
+	code, out, _ = runIn(t, xdg, noProbe, "validate", g)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, `"valid":true`, "the user's file comes before the directory's")
+
+	other := writeConfig(t, filepath.Join(t.TempDir(), "other.yaml"), "format: sarif\n")
+	code, out, _ = runIn(t, xdg, noProbe, "validate", "--config", other, g)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, `"version": "2.1.0"`, "--config comes before both")
+
+	t.Setenv("MIMOPLAN_CONFIG", other)
+	code, out, _ = runIn(t, xdg, noProbe, "validate", g)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, `"version": "2.1.0"`, "MIMOPLAN_CONFIG is --config")
+}
+
+// A value from the environment or the file is parsed as strictly as the
+// flag, and the error names where it came from.
+func TestConfigErrors(t *testing.T) {
+	g := writeLayout(t, good)
+	dir := t.TempDir()
+	cfg := func(src string) string { return writeConfig(t, filepath.Join(dir, "c.yaml"), src) }
+	tests := []struct {
+		name     string
+		env      map[string]string
+		file     string
+		args     []string
+		contains string
+	}{
+		{"format render lacks, from the environment", map[string]string{"MIMOPLAN_FORMAT": "sarif"}, "", []string{"render", g},
+			`mimoplan: invalid MIMOPLAN_FORMAT="sarif" (for --format): want one of table, json, yaml, csv, markdown`},
+		{"format render lacks, from the file", nil, "format: sarif\n", []string{"render", g},
+			"mimoplan: invalid format: sarif in " + filepath.Join(dir, "c.yaml") + " (for --format): want one of table, json, yaml, csv, markdown"},
+		{"format from the command's section", nil, "render: {by: node}\n", []string{"render", g},
+			"mimoplan: invalid render.by: node in " + filepath.Join(dir, "c.yaml") + " (for --by): want one of group, rank"},
+		{"malformed number in the file", nil, "rank: five\n", []string{"render", g},
+			`(for --rank): invalid argument "five" for "--rank" flag`},
+		{"a null in a list", nil, "hosts: [node0, null]\n", []string{"launch-plan", g, "--", "t.py"},
+			"hosts: want a list of plain values"},
+		{"a mapping where a value goes", nil, "hosts: {a: 1}\n", []string{"launch-plan", g, "--", "t.py"},
+			"unknown key hosts.a"},
+		{"unknown key", nil, "fromat: json\nrender: {stict: true}\n", []string{"validate", g},
+			`unknown key fromat, render.stict`},
+		{"a flag of another command", nil, "validate: {rank: 3}\n", []string{"validate", g},
+			"unknown key validate.rank"},
+		{"not YAML", nil, "format: [json\n", []string{"validate", g}, "mimoplan: config file " + filepath.Join(dir, "c.yaml") + ": "},
+		{"missing --config file", nil, "", []string{"validate", "--config", filepath.Join(dir, "none.yaml"), g}, "mimoplan: config file: open " + filepath.Join(dir, "none.yaml")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			args := tt.args
+			if tt.file != "" {
+				args = append([]string{"--config", cfg(tt.file)}, args...)
+			}
+			code, out, errOut := runIn(t, t.TempDir(), noProbe, args...)
+			assert.Equal(t, exitUsage, code, "stdout: %s\nstderr: %s", out, errOut)
+			assert.Empty(t, out)
+			assert.Contains(t, errOut, tt.contains)
+		})
+	}
+}
+
+// A top-level key applies to the commands that have the flag and is
+// ignored by the others; lists become repeated flags.
+func TestConfigSharedKeys(t *testing.T) {
+	l := writeLayout(t, "version: 1\ncluster: {nodes: 2, gpus_per_node: 4}\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, tp: 2}\n")
+	c := writeConfig(t, filepath.Join(t.TempDir(), "c.yaml"), "hosts: [node0, node1]\nmaster-port: \"010\"\nstrict: true\n")
+	topo := filepath.Join(t.TempDir(), "t.json")
+	code, out, errOut := runIn(t, t.TempDir(), noProbe, "launch-plan", "--config", c, "--topology-out", topo, l, "--", "t.py")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "node0")
+	assert.Contains(t, out, "node1")
+	assert.Contains(t, out, "--master-port=10 ", "a quoted port is decimal text")
+	code, _, errOut = runIn(t, t.TempDir(), noProbe, "render", "--config", c, l)
+	assert.Equal(t, exitOK, code, errOut)
+}

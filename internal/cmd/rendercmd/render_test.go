@@ -1,0 +1,51 @@
+package rendercmd
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/cmdutil"
+	"github.com/mimoplan/mimoplan/internal/render"
+)
+
+// The flags land in Options as given; runF stands in for renderRun.
+func TestNewCmdRender(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args []string
+		want Options
+	}{
+		{[]string{"l.yaml"}, Options{Path: "l.yaml", By: "group", Render: render.Options{Format: "table", Rank: -1}}},
+		{[]string{"l.yaml", "--format", "csv", "--by", "rank", "--limit", "3", "--group", "tp,dp", "--module", "vision"},
+			Options{Path: "l.yaml", By: "rank", Render: render.Options{Format: "csv", Rank: -1, ByRank: true, Limit: 3, Groups: []string{"tp", "dp"}, Modules: []string{"vision"}}}},
+		{[]string{"l.yaml", "--rank", "0", "--full", "--all-groups"},
+			Options{Path: "l.yaml", By: "group", Render: render.Options{Format: "table", Rank: 0, HasRank: true, Full: true, AllGroups: true}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.args[len(tt.args)-1], func(t *testing.T) {
+			t.Parallel()
+			io := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
+			var got *Options
+			cmd := NewCmdRender(&cmdutil.Factory{IOStreams: io}, func(o *Options) error { got = o; return nil })
+			cmd.SetArgs(tt.args)
+			require.NoError(t, cmd.Execute())
+			tt.want.IO = io
+			tt.want.Render.Width = cmdutil.TerminalWidth(io.Out, render.DefaultWidth) // COLUMNS, or the default
+			assert.Equal(t, &tt.want, got)
+		})
+	}
+}
+
+func TestNewCmdRenderRefusesUnknownFormat(t *testing.T) {
+	t.Parallel()
+	io := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
+	cmd := NewCmdRender(&cmdutil.Factory{IOStreams: io}, func(*Options) error { t.Fatal("ran"); return nil })
+	cmd.SetFlagErrorFunc(cmdutil.FlagError)
+	cmd.SetArgs([]string{"l.yaml", "--format", "sarif"})
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	assert.EqualError(t, cmd.Execute(), `invalid --format "sarif": want one of `+strings.Join(render.Formats, ", "))
+}

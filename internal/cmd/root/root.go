@@ -1,0 +1,92 @@
+// Package root is mimoplan's root command: it lists the commands, reads
+// the configuration before any of them runs, and turns errors into exit
+// codes.
+package root
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mimoplan/mimoplan/internal/cmd/diffcmd"
+	"github.com/mimoplan/mimoplan/internal/cmd/estimatecmd"
+	"github.com/mimoplan/mimoplan/internal/cmd/launchplancmd"
+	"github.com/mimoplan/mimoplan/internal/cmd/preflightcmd"
+	"github.com/mimoplan/mimoplan/internal/cmd/probecmd"
+	"github.com/mimoplan/mimoplan/internal/cmd/rendercmd"
+	"github.com/mimoplan/mimoplan/internal/cmd/suggestcmd"
+	"github.com/mimoplan/mimoplan/internal/cmd/validatecmd"
+	"github.com/mimoplan/mimoplan/internal/cmdutil"
+	"github.com/mimoplan/mimoplan/internal/exitcode"
+)
+
+// NewCmdRoot returns the root command with every subcommand.
+func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "mimoplan",
+		Short: "Plan and validate heterogeneous MIMO training layouts for Megatron",
+		Long: `mimoplan reads a MIMO layout (YAML), expands every module into the exact
+process groups Megatron's HyperCommGrid builds, checks the layout against the
+rules of the target runtime, and prints group tables or a launch plan.
+
+Exit codes: 0 valid, 1 invalid input, 2 usage error, 3 no NVIDIA driver/NVML.`,
+		Version:       f.Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(cmdutil.FlagError)
+	var configFile string
+	root.PersistentFlags().StringVar(&configFile, "config", "", "config file of flag defaults (default: $XDG_CONFIG_HOME/mimoplan/config.yaml, else ./"+cmdutil.LocalConfigFile+")")
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if configFile == "" {
+			configFile = os.Getenv(cmdutil.EnvKey("config"))
+		}
+		cfg, err := cmdutil.LoadConfig(cmdutil.ConfigFile(configFile, f.ConfigDir))
+		if err != nil {
+			return err
+		}
+		if err := cfg.Check(root); err != nil {
+			return err
+		}
+		return cfg.Apply(cmd)
+	}
+	// The commands, in the order of the README.
+	root.AddCommand(
+		validatecmd.NewCmdValidate(f, nil),
+		rendercmd.NewCmdRender(f, nil),
+		launchplancmd.NewCmdLaunchPlan(f, nil),
+		preflightcmd.NewCmdPreflight(f, nil),
+		probecmd.NewCmdProbe(f, nil),
+		estimatecmd.NewCmdEstimate(f, nil),
+		suggestcmd.NewCmdSuggest(f, nil),
+		diffcmd.NewCmdDiff(f, nil),
+	)
+	return root
+}
+
+// Execute runs the command line args and returns the exit code.
+func Execute(f *cmdutil.Factory, args []string) int {
+	root := NewCmdRoot(f)
+	streams := f.IOStreams
+	root.SetArgs(args)
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	err := root.Execute()
+	if err == nil {
+		return exitcode.OK
+	}
+	var ee *exitcode.Error
+	if errors.As(err, &ee) {
+		if ee.Err != nil {
+			fmt.Fprintf(streams.ErrOut, "mimoplan: %v\n", ee.Err)
+		}
+		return ee.Code
+	}
+	// Anything cobra itself rejects (unknown command, wrong argument
+	// count) is a usage error.
+	fmt.Fprintf(streams.ErrOut, "mimoplan: %v\n", err)
+	return exitcode.Usage
+}

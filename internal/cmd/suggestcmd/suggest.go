@@ -1,0 +1,176 @@
+// Package suggestcmd is the suggest command.
+package suggestcmd
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/mimoplan/mimoplan/internal/cmdutil"
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/exitcode"
+	"github.com/mimoplan/mimoplan/internal/launch"
+	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/plan"
+)
+
+var formats = []string{"table", "json", "yaml"}
+
+// Options are suggest's settings.
+type Options struct {
+	IO     *cmdutil.IOStreams
+	Spec   string
+	Top    int
+	All    bool
+	Format string
+	Out    string
+	GTP    bool
+	GPU    string
+	// Hardware overrides of the GPU's defaults; 0 keeps the default
+	// unless Given names the flag.
+	PeakTFLOPs, Efficiency, NVLinkGBps, NetworkGBps float64
+	Given                                           map[string]bool
+}
+
+var hardwareFlags = []string{"peak-tflops", "efficiency", "nvlink-gbps", "network-gbps"}
+
+// NewCmdSuggest returns the suggest command; runF, when not nil, runs in
+// place of suggestRun.
+func NewCmdSuggest(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{IO: f.IOStreams}
+	cmd := &cobra.Command{
+		Use:   "suggest SPEC",
+		Short: "Search every valid layout for a cluster and models, best first",
+		Long: `Read a spec (a layout whose modules may leave num_ranks, rank_offset and
+their parallel sizes open, with constraints colocated, max_tp and
+align: node) and print the layouts it allows that pass every rule of the
+target and fit GPU memory, ranked by an estimated time per global batch
+whose parts are shown (docs/suggest.md).
+
+  mimoplan suggest spec.yaml                       the best 5, as a table
+  mimoplan suggest spec.yaml --all --format json   every valid layout
+  mimoplan suggest spec.yaml --out layout.yaml     write the best as a layout
+
+Exit codes: 0 at least one layout fits, 1 the spec is invalid or nothing
+fits (the closest misses are printed with what blocks each), 2 usage error.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Spec = args[0]
+			opts.Given = map[string]bool{}
+			for _, name := range hardwareFlags {
+				opts.Given[name] = cmd.Flags().Changed(name)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return suggestRun(opts)
+		},
+	}
+	fs := cmd.Flags()
+	fs.IntVar(&opts.Top, "top", 5, "how many layouts to show")
+	fs.BoolVar(&opts.All, "all", false, "show every valid layout")
+	cmdutil.StringEnumVar(fs, &opts.Format, "format", "table", "output format: "+strings.Join(formats, ", "), formats...)
+	fs.StringVar(&opts.Out, "out", "", "write the best layout to this file")
+	fs.BoolVar(&opts.GTP, "gtp", false, "also search gtp_remat and expt_gtp_remat where the spec leaves them out")
+	fs.StringVar(&opts.GPU, "gpu", "H100", "GPU whose defaults the step-time model uses: H100, H200, B200")
+	fs.Float64Var(&opts.PeakTFLOPs, "peak-tflops", 0, "dense BF16 TFLOP/s per GPU (default: the --gpu's)")
+	fs.Float64Var(&opts.Efficiency, "efficiency", 0, "fraction of the peak reached, 0-1 (default 0.4)")
+	fs.Float64Var(&opts.NVLinkGBps, "nvlink-gbps", 0, "GB/s per GPU inside a node (default: the --gpu's)")
+	fs.Float64Var(&opts.NetworkGBps, "network-gbps", 0, "GB/s per GPU across nodes (default 50)")
+	return cmd
+}
+
+// hardware is the --gpu's figures with the flags' overrides.
+func (o *Options) hardware() (plan.Hardware, error) {
+	if o.Top < 1 {
+		return plan.Hardware{}, exitcode.Usagef("invalid --top %d: want at least 1", o.Top)
+	}
+	hw, ok := plan.GPUs[strings.ToUpper(o.GPU)]
+	if !ok {
+		return plan.Hardware{}, exitcode.Usagef("invalid --gpu %q: want one of H100, H200, B200", o.GPU)
+	}
+	for i, s := range []struct {
+		v     float64
+		dst   *float64
+		scale float64
+	}{{o.PeakTFLOPs, &hw.PeakFLOPs, 1e12}, {o.Efficiency, &hw.Efficiency, 1}, {o.NVLinkGBps, &hw.NVLink, 1e9}, {o.NetworkGBps, &hw.Network, 1e9}} {
+		if s.v != 0 || o.Given[hardwareFlags[i]] {
+			*s.dst = s.v * s.scale
+		}
+	}
+	if err := hw.Check(); err != nil {
+		return plan.Hardware{}, exitcode.Usagef("%v", err)
+	}
+	return hw, nil
+}
+
+func suggestRun(o *Options) error {
+	hw, err := o.hardware()
+	if err != nil {
+		return err
+	}
+	stdout, stderr := o.IO.Out, o.IO.ErrOut
+	data, err := readSpec(o.Spec)
+	if err != nil {
+		return exitcode.Wrap(exitcode.Usage, err)
+	}
+	spec, d := layout.ParseSpec(o.Spec, data)
+	if d.HasErrors() {
+		if err := diag.WriteText(stderr, d); err != nil {
+			return err
+		}
+		return exitcode.Silent(exitcode.Invalid)
+	}
+	req := &plan.Request{Spec: spec, Options: plan.Options{GTP: o.GTP, Layers: layers}, Est: estimator{}, HW: hw, GPUMemory: gpuMemory(spec)}
+	if !o.All {
+		req.Top = o.Top
+	}
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		start := time.Now()
+		req.Progress = func(n int) {
+			if time.Since(start) > time.Second {
+				fmt.Fprintf(stderr, "\rmimoplan: %d layouts checked ...", n)
+			}
+		}
+		defer func() {
+			if time.Since(start) > time.Second {
+				fmt.Fprint(stderr, "\r\033[K")
+			}
+		}()
+	}
+	res, err := plan.Search(req)
+	if err != nil {
+		return exitcode.Wrap(exitcode.Invalid, err)
+	}
+	if err := printSuggestions(stdout, o.Format, res); err != nil {
+		return err
+	}
+	if len(res.Candidates) == 0 {
+		return exitcode.Silent(exitcode.Invalid)
+	}
+	if o.Out != "" {
+		best := &res.Candidates[0]
+		if err := launch.WriteFile(o.Out, 0o644, func(w io.Writer) error { return plan.WriteLayout(w, data, best) }); err != nil {
+			return exitcode.Wrap(exitcode.Usage, err)
+		}
+	}
+	return nil
+}
+
+func readSpec(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read spec: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, layout.MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read spec %s: %w", path, err)
+	}
+	return data, nil
+}

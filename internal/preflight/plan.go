@@ -1,0 +1,61 @@
+package preflight
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/exitcode"
+	"github.com/mimoplan/mimoplan/internal/launch"
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+// Formats are preflight --emit's output: the torchrun lines, or a
+// launch-plan format that runs the payload on every node.
+var Formats = []string{"lines", "sh", "slurm", "k8s", "pytorchjob"}
+
+// planFile names the plan --emit writes for each format.
+var planFile = map[string]string{"sh": "preflight.sh", "slurm": "preflight.slurm", "k8s": "preflight.yaml", "pytorchjob": "preflight.yaml"}
+
+// emitPlan writes a launch plan in format that runs the payload (o.Dir,
+// absolute, holds it and plan.json) on every node: one sbatch script or
+// one Kubernetes job rather than a line per node.
+func emitPlan(stdout, stderr io.Writer, res *validate.Result, lo launch.Options, o Options, format, image string, planJSON []byte) error {
+	lo.Rendezvous = launch.Static
+	lo.Program = Program(o)
+	lo.Entrypoint = o.Launcher
+	lo.Image = image
+	if (format == "k8s" || format == "pytorchjob") && (lo.Image == "" || len(lo.Hosts) > 0 || lo.MasterAddr != "") {
+		return exitcode.Usagef("--format %s needs --image, and the operator names the pods: drop --hosts and --master-addr", format)
+	}
+	if c := res.Topology.Cluster; format == "sh" && len(lo.Hosts) == 0 && c != nil && c.Nodes > 1 {
+		return exitcode.Usagef("--format sh: the layout has %d nodes: give their hosts with --hosts", c.Nodes)
+	}
+	plan, d, err := launch.Build(res, lo)
+	if err != nil {
+		return exitcode.Usagef("%v", err)
+	}
+	if d.HasErrors() {
+		if err := diag.WriteText(stderr, d); err != nil {
+			return err
+		}
+		return exitcode.Silent(exitcode.Invalid)
+	}
+	if err := launch.Check(format, plan); err != nil {
+		return exitcode.Usagef("%v", err)
+	}
+	// Files only once the plan is checked: a refused plan leaves nothing.
+	if err := Emit(o.Dir, planJSON); err != nil {
+		return fmt.Errorf("emit: %w", err)
+	}
+	path := filepath.Join(o.Dir, planFile[format])
+	if err := launch.WriteFile(path, launch.FileMode(format), func(w io.Writer) error {
+		return launch.Write(w, format, plan)
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "mimoplan: wrote %s, %s and the %s plan %s to %s\n", PayloadFile, PlanFile, format, filepath.Base(path), o.Dir)
+	fmt.Fprintln(stdout, path)
+	return nil
+}
