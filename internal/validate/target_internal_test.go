@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
 )
@@ -49,17 +49,68 @@ func TestLLMOnlyNotWholeWorld(t *testing.T) {
 // The rules after the core ones read sizes, never groups, so their cost
 // follows the number of modules, not of ranks: 10,000 colocated modules of
 // 2^24 ranks each (a 600 KB layout; 1.7e11 ranks in all), with every rule
-// family active, in well under a second. The topology here has no grids:
-// building those is internal/grid's cost, not the rules'.
+// family active. The work is counted, not timed (a timing fails on a busy
+// machine and under -race): the heap allocations of one run of the rules
+// are the same for 2^20 ranks a module as for 2^24, and double with the
+// modules. (Their time is BenchmarkTopologyRules'.) The topology here has no grids: building those is
+// internal/grid's cost, not the rules'.
 func TestTopologyRulesCostFollowsModules(t *testing.T) {
+	big, items := topologyRulesWork(t, 10000, 1<<24)
+	rules := map[string]int{}
+	for _, x := range items {
+		rules[x.Rule]++
+	}
+	// Each family fired, and none floods: at most a few per module.
+	for _, want := range []string{"colocated-pp-cp-unsupported", "micro-batch-not-divisible", "colocated-unsupported", "tp-not-power-of-two", "group-crosses-node"} {
+		assert.Positive(t, rules[want], want)
+	}
+	assert.LessOrEqual(t, len(items), 6*10000)
+
+	fewerRanks, _ := topologyRulesWork(t, 10000, 1<<20)
+	half, _ := topologyRulesWork(t, 5000, 1<<24)
+	// The same to within the digits of the numbers in the messages.
+	assert.InEpsilon(t, fewerRanks, big, 0.01, "16 times the ranks, the same work")
+	assert.InDelta(t, 2, big/half, 0.1, "twice the modules, twice the work")
+	t.Logf("%d diagnostics; %.0f allocations for 10,000 modules (%.0f for 5,000)", len(items), big, half)
+}
+
+// topologyRulesWork runs the rules after the core ones over n colocated
+// modules of ranks ranks each and returns the heap allocations of one run
+// and its diagnostics.
+func topologyRulesWork(t *testing.T, n, ranks int) (float64, []diag.Diagnostic) {
+	t.Helper()
+	c := topologyRulesChecker(t, n, ranks)
+	allocs := testing.AllocsPerRun(1, c.runStages)
+	return allocs, c.d.Items
+}
+
+func BenchmarkTopologyRules(b *testing.B) {
+	c := topologyRulesChecker(b, 10000, 1<<24)
+	b.ResetTimer()
+	for b.Loop() {
+		c.runStages()
+	}
+}
+
+func (c *checker) runStages() {
+	c.d.Items = nil
+	for _, s := range stages {
+		s.run(c)
+	}
+}
+
+// topologyRulesChecker is a checker over n colocated modules of ranks ranks
+// each, with sizes but no grids, every rule family active.
+func topologyRulesChecker(tb testing.TB, n, ranks int) *checker {
+	tb.Helper()
 	var b strings.Builder
-	b.WriteString("version: 1\ntarget: megatron-bridge\ncluster: {nodes: 2097152, gpus_per_node: 8}\nbatch: {micro_batch_size: 6, global_batch_size: 36}\nmodules:\n")
-	b.WriteString("- {name: language, num_ranks: 16777216, tp: 3, cp: 2, expt_tp: 3}\n")
-	for i := range 9999 {
-		fmt.Fprintf(&b, "- {name: m%d, num_ranks: 16777216, rank_offset: 0, tp: %d, cp: %d, pp: 2}\n", i, 1<<(i%8), 1<<(i%5))
+	fmt.Fprintf(&b, "version: 1\ntarget: megatron-bridge\ncluster: {nodes: %d, gpus_per_node: 8}\nbatch: {micro_batch_size: 6, global_batch_size: 36}\nmodules:\n", ranks/8)
+	fmt.Fprintf(&b, "- {name: language, num_ranks: %d, tp: 3, cp: 2, expt_tp: 3}\n", ranks)
+	for i := range n - 1 {
+		fmt.Fprintf(&b, "- {name: m%d, num_ranks: %d, rank_offset: 0, tp: %d, cp: %d, pp: 2}\n", i, ranks, 1<<(i%8), 1<<(i%5))
 	}
 	l, d := layout.Parse("big.yaml", []byte(b.String()))
-	require.Empty(t, d.Items)
+	require.Empty(tb, d.Items)
 	topo := &Topology{Target: l.Target, WorldSize: l.WorldSize, Mode: Colocated, Cluster: l.Cluster, Batch: l.Batch}
 	for _, m := range l.Modules {
 		dense, expert := m.TP*m.GTPRemat*m.CP*m.PP, m.ExptTP*m.EP*m.ExptGTPRemat*m.PP
@@ -70,25 +121,5 @@ func TestTopologyRulesCostFollowsModules(t *testing.T) {
 		})
 	}
 	r := &Result{Layout: l, Diags: d, Mode: Colocated, Topology: topo}
-	c := &checker{l: l, d: d, r: r, sized: topo.Modules}
-	took := time.Hour
-	for range 3 { // the fastest of a few runs, robust to a busy machine
-		d.Items = nil
-		start := time.Now()
-		for _, s := range stages {
-			s.run(c)
-		}
-		took = min(took, time.Since(start))
-	}
-	rules := map[string]int{}
-	for _, x := range d.Items {
-		rules[x.Rule]++
-	}
-	// Each family fired, and none floods: at most a few per module.
-	for _, want := range []string{"colocated-pp-cp-unsupported", "micro-batch-not-divisible", "colocated-unsupported", "tp-not-power-of-two", "group-crosses-node"} {
-		assert.Positive(t, rules[want], want)
-	}
-	assert.LessOrEqual(t, len(d.Items), 6*len(l.Modules))
-	assert.Less(t, took, 500*time.Millisecond)
-	t.Logf("%d diagnostics in %v", len(d.Items), took)
+	return &checker{l: l, d: d, r: r, sized: topo.Modules}
 }
