@@ -14,7 +14,9 @@
 # ../shared/golden/layouts. For each layout it runs validate (every format,
 # --strict), render (every format, --by rank, --rank, --full, --module and
 # --group), launch-plan (every format, with and without hosts, the topology
-# file it writes) and preflight --emit (the lines and the emitted files),
+# file it writes), diff against layouts/nemotron-vlm-8gpu.yaml, suggest (the
+# specs in testdata/suggest) and preflight --emit (the lines and the
+# emitted files), and every command's --help,
 # and records stdout, stderr and the exit status. Outputs over 1 MiB are
 # kept as their sha256 and size. Exit status 0: identical; 1: a difference
 # (the first lines of each are printed); 2: a build or usage failure.
@@ -113,12 +115,22 @@ run_suite() { # run_suite BIN OUT
 			record "$id/launch-out-$fm" "$bin" launch-plan --format "$fm" --hosts "$hosts" --image img:1 --out plan.txt --topology-out topo.json "$a"
 		done
 		record "$id/launch-mimo-args" "$bin" launch-plan --mimo-arg-names --hosts "$hosts" "$a"
+		for fm in text json; do
+			record "$id/diff-$fm" "$bin" diff --format "$fm" "$a" "$root/layouts/nemotron-vlm-8gpu.yaml"
+		done
+		case $f in testdata/suggest/*)
+			for fm in table json yaml; do
+				record "$id/suggest-$fm" "$bin" suggest --format "$fm" "$a"
+			done
+			record "$id/suggest-out" "$bin" suggest --out best.yaml "$a"
+			;;
+		esac
 		record "$id/preflight-emit" "$bin" preflight --emit pf "$a"
 		record "$id/preflight-emit-hosts" "$bin" preflight --emit pf --hosts "$hosts" --bytes 1MiB "$a"
 	done < <(layouts)
 	record "usage/no-args" "$bin"
 	record "usage/help" "$bin" --help
-	for c in validate render launch-plan preflight probe; do
+	for c in $("$bin" --help | sed -n '/^Available Commands:/,/^$/p' | awk 'NR > 1 && NF { print $1 }'); do
 		record "usage/help-$c" "$bin" "$c" --help
 	done
 }
