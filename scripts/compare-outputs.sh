@@ -89,18 +89,33 @@ run_suite() { # run_suite BIN OUT
 	local rformats lformats
 	rformats=$("$bin" render --help | sed -n 's/.*--format string *output format: \(.*\) (default.*/\1/p' | tr -d ,)
 	lformats=$("$bin" launch-plan --help | sed -n 's/.*--format string *plan format: \(.*\) (default.*/\1/p' | tr -d ,)
-	local f id nodes hosts big
+	local f id nodes hosts big ranks
 	while read -r f; do
 		id=${f//\//_}
 		a="$root/$f"
 		nodes=$(sed -n 's/^ *nodes: *\([0-9]*\).*/\1/p' "$f" | head -1)
 		nodes=${nodes:-1}
 		hosts=$(seq -f 'h%g' 0 $((nodes > 64 ? 0 : nodes - 1)) | paste -sd, -)
-		big=$((nodes > 64))
+		# The largest rank count the file names decides how much to run.
+		ranks=$(grep -oE '(world_size|num_ranks|gpus_per_node|nodes): *[0-9]+' "$f" | grep -oE '[0-9]+' | sort -n | tail -1)
+		ranks=$((${ranks:-1} > nodes ? ${ranks:-1} : nodes))
+		big=$((nodes > 64 || ranks > 4096))
 		for fm in text json github sarif; do
 			record "$id/validate-$fm" "$bin" validate --format "$fm" "$a"
 		done
 		record "$id/validate-strict" "$bin" validate --strict "$a"
+		if [ "$ranks" -gt 131072 ]; then
+			# The scale cases (up to 2^24 ranks): the folded table and the
+			# streamed machine formats; --full and per-rank lists would be
+			# gigabytes.
+			for fm in table json csv; do
+				record "$id/render-$fm" "$bin" render --format "$fm" "$a"
+			done
+			for fm in json slurm k8s; do
+				record "$id/launch-$fm" "$bin" launch-plan --format "$fm" --image img:1 --topology-out topo.json "$a" -- train.py
+			done
+			continue
+		fi
 		for fm in $rformats; do
 			record "$id/render-$fm" "$bin" render --format "$fm" "$a"
 			record "$id/render-rank0-$fm" "$bin" render --rank 0 --format "$fm" "$a"
