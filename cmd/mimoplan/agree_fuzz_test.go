@@ -12,6 +12,7 @@ import (
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/testutil"
+	"github.com/mimoplan/mimoplan/internal/topo"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
@@ -152,7 +153,7 @@ func FuzzPlansAgree(f *testing.F) {
 }
 
 // checkGrid: the JSON lists the grid's groups, kind by kind.
-func checkGrid(t *testing.T, topo *validate.Topology, p planJSON, src string) {
+func checkGrid(t *testing.T, topo *topo.Topology, p planJSON, src string) {
 	t.Helper()
 	if p.WorldSize != topo.WorldSize || len(p.Modules) != len(topo.Modules) {
 		t.Fatalf("render: world %d, %d modules; topology: %d, %d:\n%s", p.WorldSize, len(p.Modules), topo.WorldSize, len(topo.Modules), src)

@@ -158,11 +158,11 @@ func WriteSARIF(w io.Writer, lists []*List) error {
 	index := make(map[string]int, len(rules))
 	driver := sarifDriver{Name: "mimoplan", InformationURI: InformationURI}
 	for i, r := range rules {
-		index[r.ID] = i
+		index[string(r.ID)] = i
 		driver.Rules = append(driver.Rules, sarifRule{
-			ID:                   r.ID,
+			ID:                   string(r.ID),
 			ShortDescription:     sarifText{r.Summary},
-			HelpURI:              rulesDocURI + "#" + r.ID,
+			HelpURI:              rulesDocURI + "#" + string(r.ID),
 			DefaultConfiguration: sarifConfig{sarifLevel(r.Severity)},
 			Properties:           sarifProps{Source: r.Source},
 		})

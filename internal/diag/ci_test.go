@@ -98,7 +98,7 @@ func TestWriteSARIF(t *testing.T) {
 	require.Len(t, run.Tool.Driver.Rules, len(rules), "one SARIF rule per catalogue rule")
 	for i, r := range rules {
 		got := run.Tool.Driver.Rules[i]
-		assert.Equal(t, r.ID, got.ID)
+		assert.Equal(t, string(r.ID), got.ID)
 		assert.Equal(t, r.Summary, got.ShortDescription.Text)
 		assert.Equal(t, string(r.Severity), got.DefaultConfiguration.Level)
 		assert.Contains(t, got.HelpURI, "docs/rules.md#"+r.ID)

@@ -18,14 +18,14 @@ const (
 	Note    Severity = "note"
 )
 
-// Diagnostic is one finding about one input file.
+// Diagnostic is one finding about one input file (the List's).
 type Diagnostic struct {
+	// Rule is a RuleID's text.
 	Rule     string   `json:"rule"`
 	Severity Severity `json:"severity"`
 	Message  string   `json:"message"`
 	// Hint says what would fix the problem; may be empty.
 	Hint   string `json:"hint,omitempty"`
-	File   string `json:"-"`
 	Line   int    `json:"line"`
 	Column int    `json:"column"`
 	// Module is the module the diagnostic is about; "" for the layout as
@@ -54,31 +54,25 @@ type List struct {
 
 // Add appends a diagnostic at pos. The rule must be in the catalogue; its
 // default severity is used.
-func (l *List) Add(rule string, pos Pos, module, hint, format string, args ...any) {
+func (l *List) Add(rule RuleID, pos Pos, module, hint, format string, args ...any) {
 	l.AddSeverity(SeverityOf(rule), rule, pos, module, hint, format, args...)
 }
 
 // AddSeverity is Add with an explicit severity.
-func (l *List) AddSeverity(sev Severity, rule string, pos Pos, module, hint, format string, args ...any) {
+func (l *List) AddSeverity(sev Severity, rule RuleID, pos Pos, module, hint, format string, args ...any) {
 	l.Items = append(l.Items, Diagnostic{
-		Rule:     rule,
+		Rule:     string(rule),
 		Severity: sev,
 		Message:  fmt.Sprintf(format, args...),
 		Hint:     hint,
-		File:     l.File,
 		Line:     pos.Line,
 		Column:   pos.Column,
 		Module:   module,
 	})
 }
 
-// Append adds already-built diagnostics, stamping this list's file on them.
-func (l *List) Append(ds ...Diagnostic) {
-	for _, d := range ds {
-		d.File = l.File
-		l.Items = append(l.Items, d)
-	}
-}
+// Append adds already-built diagnostics.
+func (l *List) Append(ds ...Diagnostic) { l.Items = append(l.Items, ds...) }
 
 // Count returns the number of errors and warnings.
 func (l *List) Count() (errors, warnings int) {

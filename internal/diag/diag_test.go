@@ -11,7 +11,7 @@ import (
 func TestSort(t *testing.T) {
 	t.Parallel()
 	l := &diag.List{File: "layout.yaml"}
-	add := func(rule string, line, col int, msg string) {
+	add := func(rule diag.RuleID, line, col int, msg string) {
 		l.Add(rule, diag.Pos{Line: line, Column: col}, "", "", "%s", msg)
 	}
 	add("world-gap", 4, 2, "a")

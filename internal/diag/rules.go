@@ -5,7 +5,7 @@ import "slices"
 // Rule describes one stable rule id. docs/rules.md is the long form of this
 // table; a test keeps the two in step.
 type Rule struct {
-	ID       string
+	ID       RuleID
 	Severity Severity
 	Summary  string
 	// Source names the Megatron code (or other authority) the rule mirrors.
@@ -15,94 +15,94 @@ type Rule struct {
 // catalogue lists every rule, in the order docs/rules.md presents them.
 var catalogue = []Rule{
 	// Input and spec rules.
-	{"unreadable-file", Error, "The file cannot be read: missing, not a regular file, or not readable.", "the operating system"},
-	{"yaml-syntax", Error, "The file is not well-formed YAML, or not a YAML mapping.", "YAML 1.2"},
-	{"unknown-field", Error, "A key that the layout format does not define.", "docs/layout.md"},
-	{"invalid-value", Error, "A value of the wrong type, out of range, or missing where it is required.", "docs/layout.md"},
-	{"unsupported-version", Error, "The layout's version is not one this mimoplan reads.", "docs/layout.md"},
-	{"world-size-mismatch", Error, "world_size disagrees with cluster.nodes * cluster.gpus_per_node.", "docs/layout.md"},
-	{"duplicate-module", Error, "Two modules share a name.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/topology.py:108 (create_topology keeps the last module of a repeated name, silently)"},
-	{"missing-language-module", Error, "There is not exactly one module named language.", "examples/mimo/training/topology.py create_topology"},
-	{"dp-mismatch", Error, "dp and num_ranks are both given and num_ranks != tp*gtp_remat*cp*pp*dp.", "examples/mimo/training/topology.py ModuleGridSpec"},
-	{"dense-not-divisible", Error, "num_ranks is not divisible by tp*gtp_remat*cp*pp.", "examples/mimo/training/topology.py ModuleGridSpec.__post_init__"},
-	{"expert-not-divisible", Error, "num_ranks is not divisible by expt_tp*ep*expt_gtp_remat*pp.", "examples/mimo/training/topology.py ModuleGridSpec.__post_init__"},
-	{"experts-not-divisible", Error, "num_experts is not divisible by ep.", "megatron/core/transformer/moe (num_moe_experts % expert_model_parallel_size)"},
-	{"span-out-of-world", Error, "A module's rank span [rank_offset, rank_offset+num_ranks) leaves [0, world_size).", "megatron/core/hyper_comm_grid.py HyperCommGrid.__init__"},
-	{"span-overlap", Error, "Module spans are neither all identical (colocated) nor pairwise disjoint.", "examples/mimo/training/topology.py _validate_grid_layout"},
-	{"world-gap", Error, "Some ranks of the world belong to no module.", "examples/mimo/training/topology.py _validate_grid_layout"},
+	{RuleUnreadableFile, Error, "The file cannot be read: missing, not a regular file, or not readable.", "the operating system"},
+	{RuleYAMLSyntax, Error, "The file is not well-formed YAML, or not a YAML mapping.", "YAML 1.2"},
+	{RuleUnknownField, Error, "A key that the layout format does not define.", "docs/layout.md"},
+	{RuleInvalidValue, Error, "A value of the wrong type, out of range, or missing where it is required.", "docs/layout.md"},
+	{RuleUnsupportedVersion, Error, "The layout's version is not one this mimoplan reads.", "docs/layout.md"},
+	{RuleWorldSizeMismatch, Error, "world_size disagrees with cluster.nodes * cluster.gpus_per_node.", "docs/layout.md"},
+	{RuleDuplicateModule, Error, "Two modules share a name.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/topology.py:108 (create_topology keeps the last module of a repeated name, silently)"},
+	{RuleMissingLanguageModule, Error, "There is not exactly one module named language.", "examples/mimo/training/topology.py create_topology"},
+	{RuleDPMismatch, Error, "dp and num_ranks are both given and num_ranks != tp*gtp_remat*cp*pp*dp.", "examples/mimo/training/topology.py ModuleGridSpec"},
+	{RuleDenseNotDivisible, Error, "num_ranks is not divisible by tp*gtp_remat*cp*pp.", "examples/mimo/training/topology.py ModuleGridSpec.__post_init__"},
+	{RuleExpertNotDivisible, Error, "num_ranks is not divisible by expt_tp*ep*expt_gtp_remat*pp.", "examples/mimo/training/topology.py ModuleGridSpec.__post_init__"},
+	{RuleExpertsNotDivisible, Error, "num_experts is not divisible by ep.", "megatron/core/transformer/moe (num_moe_experts % expert_model_parallel_size)"},
+	{RuleSpanOutOfWorld, Error, "A module's rank span [rank_offset, rank_offset+num_ranks) leaves [0, world_size).", "megatron/core/hyper_comm_grid.py HyperCommGrid.__init__"},
+	{RuleSpanOverlap, Error, "Module spans are neither all identical (colocated) nor pairwise disjoint.", "examples/mimo/training/topology.py _validate_grid_layout"},
+	{RuleWorldGap, Error, "Some ranks of the world belong to no module.", "examples/mimo/training/topology.py _validate_grid_layout"},
 
 	// Communicator rules.
-	{"bridge-leaders-not-divisible", Error, "Encoder and language data-lane counts (dp*gtp_remat) do not divide one another.", "megatron/core/pipeline_parallel/bridge_communicator.py BridgeCommunicator.build_comm_map"},
-	{"bridge-cp-unsupported", Error, "The cross-module bridge needs cp 1 on both ends.", "megatron/core/pipeline_parallel/bridge_communicator.py BridgeCommunicator.__init__"},
-	{"colocated-pp-cp-unsupported", Error, "Colocated modules need pp 1 and cp 1.", "megatron/core/models/mimo/comm/colocated_communicator.py ColocatedBridgeCommunicator._validate_grids"},
-	{"dp-not-compatible", Error, "Two modules' dp sizes do not divide one another.", "colocated_communicator.py _validate_grids; Megatron-Bridge MegatronMIMOParallelismConfig._validate_parallelism_constraints"},
-	{"fan-in-uneven-tokens", Warning, "Non-colocated: an encoder's dp exceeds the language module's dp*gtp_remat (fan-in), which fails when samples carry different numbers of modality tokens.", "Megatron-LM@d98e8a64ddf3 megatron/core/models/mimo/model/base.py:563"},
+	{RuleBridgeLeadersNotDivisible, Error, "Encoder and language data-lane counts (dp*gtp_remat) do not divide one another.", "megatron/core/pipeline_parallel/bridge_communicator.py BridgeCommunicator.build_comm_map"},
+	{RuleBridgeCPUnsupported, Error, "The cross-module bridge needs cp 1 on both ends.", "megatron/core/pipeline_parallel/bridge_communicator.py BridgeCommunicator.__init__"},
+	{RuleColocatedPPCPUnsupported, Error, "Colocated modules need pp 1 and cp 1.", "megatron/core/models/mimo/comm/colocated_communicator.py ColocatedBridgeCommunicator._validate_grids"},
+	{RuleDPNotCompatible, Error, "Two modules' dp sizes do not divide one another.", "colocated_communicator.py _validate_grids; Megatron-Bridge MegatronMIMOParallelismConfig._validate_parallelism_constraints"},
+	{RuleFanInUnevenTokens, Warning, "Non-colocated: an encoder's dp exceeds the language module's dp*gtp_remat (fan-in), which fails when samples carry different numbers of modality tokens.", "Megatron-LM@d98e8a64ddf3 megatron/core/models/mimo/model/base.py:563"},
 
 	// Batch rules.
-	{"fanout-not-divisible", Error, "An encoder's micro-batch (mbs*llm_dp*llm_gtp_remat/encoder_dp) is not whole.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/data.py:297, examples/mimo/training/args.py:102"},
-	{"global-batch-not-divisible", Error, "global_batch_size is not divisible by the per-step batch.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:715, megatron/core/num_microbatches_calculator.py:381; Megatron-Bridge@067f987df03b src/megatron/bridge/training/megatron_mimo_parallel_utils.py:393, :407"},
-	{"micro-batch-not-divisible", Error, "micro_batch_size is not divisible by a module's dp.", "Megatron-Bridge@067f987df03b src/megatron/bridge/training/megatron_mimo_parallel_utils.py:403"},
-	{"global-batch-required", Error, "Target megatron-bridge: batch has no global_batch_size.", "Megatron-Bridge@067f987df03b src/megatron/bridge/training/config.py:2079"},
-	{"global-batch-default-not-divisible", Warning, "Target megatron-lm: a batch without global_batch_size while the language module has gtp_remat above 1.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:703, :715"},
+	{RuleFanoutNotDivisible, Error, "An encoder's micro-batch (mbs*llm_dp*llm_gtp_remat/encoder_dp) is not whole.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/data.py:297, examples/mimo/training/args.py:102"},
+	{RuleGlobalBatchNotDivisible, Error, "global_batch_size is not divisible by the per-step batch.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:715, megatron/core/num_microbatches_calculator.py:381; Megatron-Bridge@067f987df03b src/megatron/bridge/training/megatron_mimo_parallel_utils.py:393, :407"},
+	{RuleMicroBatchNotDivisible, Error, "micro_batch_size is not divisible by a module's dp.", "Megatron-Bridge@067f987df03b src/megatron/bridge/training/megatron_mimo_parallel_utils.py:403"},
+	{RuleGlobalBatchRequired, Error, "Target megatron-bridge: batch has no global_batch_size.", "Megatron-Bridge@067f987df03b src/megatron/bridge/training/config.py:2079"},
+	{RuleGlobalBatchDefaultNotDivisible, Warning, "Target megatron-lm: a batch without global_batch_size while the language module has gtp_remat above 1.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:703, :715"},
 
 	// Model rules.
-	{"heads-not-divisible", Error, "A module's num_attention_heads is not a multiple of its tp.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_config.py:1446"},
-	{"query-groups-not-divisible", Error, "num_query_groups is neither a multiple nor a divisor of tp.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_config.py:1461"},
-	{"hidden-not-divisible", Error, "hidden_size is not a multiple of num_attention_heads and kv_channels is not given.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1332"},
-	{"ffn-not-divisible", Error, "ffn_hidden_size (or moe_shared_expert_intermediate_size) is not a multiple of tp, or moe_ffn_hidden_size of expt_tp.", "Megatron-LM@d98e8a64ddf3 megatron/core/tensor_parallel/layers.py:1038, :1408"},
-	{"layers-not-divisible", Error, "num_layers is not divisible by pp.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:997, megatron/core/transformer/transformer_block.py:157"},
-	{"layers-not-divisible-vpp", Error, "The layers of each pipeline stage are not divisible by vpp.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_block.py:176"},
-	{"vpp-needs-pp", Error, "vpp (the interleaved schedule) with pp 1.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1002"},
-	{"seq-not-divisible-cp", Error, "seq_length is not a multiple of 2*cp when cp > 1.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1336"},
-	{"seq-not-divisible-sp", Error, "With sequence_parallel, seq_length/cp is not divisible by tp.", "Megatron-LM@d98e8a64ddf3 megatron/core/tensor_parallel/mappings.py:72"},
-	{"sequence-parallel-needs-tp", Warning, "sequence_parallel on a module with tp 1, where Megatron turns it off.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1433"},
-	{"topk-exceeds-experts", Error, "moe_router_topk is more than num_experts.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/moe/moe_utils.py:726"},
-	{"topk-one-needs-pre-softmax", Error, "moe_router_topk 1 with a softmax router and no moe_router_pre_softmax.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_config.py:2669"},
-	{"ep-needs-experts", Error, "ep above 1 on a module whose model has no experts.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1656"},
-	{"moe-layer-freq-length", Error, "A moe_layer_freq list does not have one entry per layer.", "Megatron-LM@d98e8a64ddf3 megatron/core/models/gpt/gpt_layer_specs.py:653"},
-	{"mla-with-gqa", Error, "multi_latent_attention together with num_query_groups.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1974"},
-	{"gpu-memory-short", Error, "A module's estimated memory per GPU exceeds cluster.gpu_memory (or the GPU's, with --probe).", "Megatron-LM@d98e8a64ddf3 megatron/training/theoretical_memory_usage.py:456"},
+	{RuleHeadsNotDivisible, Error, "A module's num_attention_heads is not a multiple of its tp.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_config.py:1446"},
+	{RuleQueryGroupsNotDivisible, Error, "num_query_groups is neither a multiple nor a divisor of tp.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_config.py:1461"},
+	{RuleHiddenNotDivisible, Error, "hidden_size is not a multiple of num_attention_heads and kv_channels is not given.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1332"},
+	{RuleFFNNotDivisible, Error, "ffn_hidden_size (or moe_shared_expert_intermediate_size) is not a multiple of tp, or moe_ffn_hidden_size of expt_tp.", "Megatron-LM@d98e8a64ddf3 megatron/core/tensor_parallel/layers.py:1038, :1408"},
+	{RuleLayersNotDivisible, Error, "num_layers is not divisible by pp.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:997, megatron/core/transformer/transformer_block.py:157"},
+	{RuleLayersNotDivisibleVPP, Error, "The layers of each pipeline stage are not divisible by vpp.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_block.py:176"},
+	{RuleVPPNeedsPP, Error, "vpp (the interleaved schedule) with pp 1.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1002"},
+	{RuleSeqNotDivisibleCP, Error, "seq_length is not a multiple of 2*cp when cp > 1.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1336"},
+	{RuleSeqNotDivisibleSP, Error, "With sequence_parallel, seq_length/cp is not divisible by tp.", "Megatron-LM@d98e8a64ddf3 megatron/core/tensor_parallel/mappings.py:72"},
+	{RuleSequenceParallelNeedsTP, Warning, "sequence_parallel on a module with tp 1, where Megatron turns it off.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1433"},
+	{RuleTopKExceedsExperts, Error, "moe_router_topk is more than num_experts.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/moe/moe_utils.py:726"},
+	{RuleTopKOneNeedsPreSoftmax, Error, "moe_router_topk 1 with a softmax router and no moe_router_pre_softmax.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_config.py:2669"},
+	{RuleEPNeedsExperts, Error, "ep above 1 on a module whose model has no experts.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1656"},
+	{RuleMoELayerFreqLength, Error, "A moe_layer_freq list does not have one entry per layer.", "Megatron-LM@d98e8a64ddf3 megatron/core/models/gpt/gpt_layer_specs.py:653"},
+	{RuleMLAWithGQA, Error, "multi_latent_attention together with num_query_groups.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1974"},
+	{RuleGPUMemoryShort, Error, "A module's estimated memory per GPU exceeds cluster.gpu_memory (or the GPU's, with --probe).", "Megatron-LM@d98e8a64ddf3 megatron/training/theoretical_memory_usage.py:456"},
 
 	// Target megatron-lm.
-	{"colocated-unsupported", Error, "The target runtime cannot run colocated modules.", "examples/mimo/pretrain_mimo.py, args.py validate_hetero_grid_args; Megatron-Bridge MegatronMIMOParallelismConfig._validate_heterogeneous"},
-	{"too-many-encoders", Error, "The target runtime supports at most one encoder.", "examples/mimo/training/args.py build_module_grid_specs"},
-	{"encoder-not-first", Error, "The encoder's span must start at rank 0.", "examples/mimo/training/args.py (\"encoder span always starts at rank 0\")"},
-	{"cp-unsupported", Error, "The target runtime needs cp 1 everywhere.", "examples/mimo/training/args.py (\"hetero MIMO training currently supports CP=1 only\")"},
-	{"encoder-parallelism-unsupported", Error, "The encoder needs pp, ep, expt_tp, gtp_remat and expt_gtp_remat 1.", "examples/mimo/training/args.py build_module_grid_specs"},
-	{"target-version-too-old", Error, "target_version predates the MIMO example's grid arguments.", "Megatron-LM PR #5375 (examples/mimo/training/args.py)"},
-	{"gtp-needs-newer-version", Error, "GTP needs a Megatron-LM with PR #6570.", "Megatron-LM PR #6570 (examples/mimo/training/args.py)"},
-	{"llm-only-not-whole-world", Error, "A single language module must cover the world from rank 0.", "examples/mimo/training/args.py (--llm-only)"},
+	{RuleColocatedUnsupported, Error, "The target runtime cannot run colocated modules.", "examples/mimo/pretrain_mimo.py, args.py validate_hetero_grid_args; Megatron-Bridge MegatronMIMOParallelismConfig._validate_heterogeneous"},
+	{RuleTooManyEncoders, Error, "The target runtime supports at most one encoder.", "examples/mimo/training/args.py build_module_grid_specs"},
+	{RuleEncoderNotFirst, Error, "The encoder's span must start at rank 0.", "examples/mimo/training/args.py (\"encoder span always starts at rank 0\")"},
+	{RuleCPUnsupported, Error, "The target runtime needs cp 1 everywhere.", "examples/mimo/training/args.py (\"hetero MIMO training currently supports CP=1 only\")"},
+	{RuleEncoderParallelismUnsupported, Error, "The encoder needs pp, ep, expt_tp, gtp_remat and expt_gtp_remat 1.", "examples/mimo/training/args.py build_module_grid_specs"},
+	{RuleTargetVersionTooOld, Error, "target_version predates the MIMO example's grid arguments.", "Megatron-LM PR #5375 (examples/mimo/training/args.py)"},
+	{RuleGTPNeedsNewerVersion, Error, "GTP needs a Megatron-LM with PR #6570.", "Megatron-LM PR #6570 (examples/mimo/training/args.py)"},
+	{RuleLLMOnlyNotWholeWorld, Error, "A single language module must cover the world from rank 0.", "examples/mimo/training/args.py (--llm-only)"},
 
 	// Target megatron-bridge.
-	{"encoder-not-dense", Error, "Encoders must be dense: ep 1 and expt_tp 1.", "Megatron-Bridge MegatronMIMOParallelismConfig._validate_encoder_expert_parallelism"},
-	{"tp-not-power-of-two", Error, "tp must be a power of two.", "Megatron-Bridge MegatronMIMOParallelismConfig._validate_parallelism_constraints"},
-	{"gtp-unsupported", Error, "gtp_remat must be 1.", "Megatron-Bridge ModuleParallelismConfig (no GTP size)"},
+	{RuleEncoderNotDense, Error, "Encoders must be dense: ep 1 and expt_tp 1.", "Megatron-Bridge MegatronMIMOParallelismConfig._validate_encoder_expert_parallelism"},
+	{RuleTPNotPowerOfTwo, Error, "tp must be a power of two.", "Megatron-Bridge MegatronMIMOParallelismConfig._validate_parallelism_constraints"},
+	{RuleGTPUnsupported, Error, "gtp_remat must be 1.", "Megatron-Bridge ModuleParallelismConfig (no GTP size)"},
 
 	// Node locality.
-	{"group-crosses-node", Warning, "A tp, cp, tp_cp or expt_tp group spans more than one node.", "NVLink domain: these groups carry per-layer traffic"},
+	{RuleGroupCrossesNode, Warning, "A tp, cp, tp_cp or expt_tp group spans more than one node.", "NVLink domain: these groups carry per-layer traffic"},
 
 	// GPU probe.
-	{"gpu-count-short", Error, "Fewer GPUs are visible than cluster.gpus_per_node.", "NVML"},
-	{"gpu-mixed-models", Error, "The visible GPUs are not all one model.", "NVML"},
-	{"gpu-mig-enabled", Warning, "MIG mode is enabled on a visible GPU.", "NVML"},
-	{"gpu-visible-devices", Error, "A CUDA_VISIBLE_DEVICES entry does not resolve to a GPU.", "CUDA_VISIBLE_DEVICES semantics"},
+	{RuleGPUCountShort, Error, "Fewer GPUs are visible than cluster.gpus_per_node.", "NVML"},
+	{RuleGPUMixedModels, Error, "The visible GPUs are not all one model.", "NVML"},
+	{RuleGPUMIGEnabled, Warning, "MIG mode is enabled on a visible GPU.", "NVML"},
+	{RuleGPUVisibleDevices, Error, "A CUDA_VISIBLE_DEVICES entry does not resolve to a GPU.", "CUDA_VISIBLE_DEVICES semantics"},
 
 	// Launch plan.
-	{"host-count-mismatch", Error, "The number of hosts differs from cluster.nodes.", "torchrun static rendezvous"},
-	{"loopback-rendezvous", Error, "A loopback master address cannot serve a job of several nodes.", "torchrun static rendezvous"},
-	{"duplicate-host", Error, "A host appears twice in the host list.", "torchrun static rendezvous"},
-	{"master-not-first-host", Error, "With static rendezvous, --master-addr names a host other than node rank 0's.", "torchrun static rendezvous (node rank 0 serves the store)"},
-	{"invalid-port", Error, "The master port is not a decimal number in 1-65535.", "TCP"},
-	{"micro-batch-required", Error, "A Megatron-LM plan without --micro-batch-size, or with one that fails the fan-out check.", "Megatron-LM megatron/training/arguments.py validate_args; examples/mimo/training/args.py validate_hetero_grid_args"},
+	{RuleHostCountMismatch, Error, "The number of hosts differs from cluster.nodes.", "torchrun static rendezvous"},
+	{RuleLoopbackRendezvous, Error, "A loopback master address cannot serve a job of several nodes.", "torchrun static rendezvous"},
+	{RuleDuplicateHost, Error, "A host appears twice in the host list.", "torchrun static rendezvous"},
+	{RuleMasterNotFirstHost, Error, "With static rendezvous, --master-addr names a host other than node rank 0's.", "torchrun static rendezvous (node rank 0 serves the store)"},
+	{RuleInvalidPort, Error, "The master port is not a decimal number in 1-65535.", "TCP"},
+	{RuleMicroBatchRequired, Error, "A Megatron-LM plan without --micro-batch-size, or with one that fails the fan-out check.", "Megatron-LM megatron/training/arguments.py validate_args; examples/mimo/training/args.py validate_hetero_grid_args"},
 }
 
 // Rules returns the catalogue in documentation order.
 func Rules() []Rule { return slices.Clone(catalogue) }
 
-// Lookup returns the rule with the given id.
+// Lookup returns the rule with the given id (a Diagnostic's Rule).
 func Lookup(id string) (Rule, bool) {
 	for _, r := range catalogue {
-		if r.ID == id {
+		if string(r.ID) == id {
 			return r, true
 		}
 	}
@@ -111,8 +111,8 @@ func Lookup(id string) (Rule, bool) {
 
 // SeverityOf returns a rule's default severity; unknown ids are errors so
 // that a typo can never silence a problem.
-func SeverityOf(id string) Severity {
-	if r, ok := Lookup(id); ok {
+func SeverityOf(id RuleID) Severity {
+	if r, ok := Lookup(string(id)); ok {
 		return r.Severity
 	}
 	return Error

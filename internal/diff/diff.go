@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/mimoplan/mimoplan/internal/grid"
+	"github.com/mimoplan/mimoplan/internal/topo"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
@@ -137,7 +138,7 @@ func Compare(nameA string, a *validate.Result, nameB string, b *validate.Result)
 	return r
 }
 
-func gpn(t *validate.Topology) int {
+func gpn(t *topo.Topology) int {
 	if t.Cluster == nil {
 		return 0
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/mimoplan/mimoplan/internal/diff"
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/topo"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
@@ -217,8 +218,8 @@ func bruteMoved(ea grid.Enum, okA bool, eb grid.Enum, okB bool, world int) int {
 	return n
 }
 
-func bruteRanks(ta, tb *validate.Topology) (mod, node, stage int) {
-	where := func(t *validate.Topology, r int) (mods []string, nd int, stages map[string][2]int) {
+func bruteRanks(ta, tb *topo.Topology) (mod, node, stage int) {
+	where := func(t *topo.Topology, r int) (mods []string, nd int, stages map[string][2]int) {
 		stages = map[string][2]int{}
 		nd = -1
 		if t.Cluster != nil && r < t.WorldSize {

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/mimoplan/mimoplan/internal/grid"
+	"github.com/mimoplan/mimoplan/internal/topo"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
@@ -13,7 +14,7 @@ type place struct {
 	stages  map[string]string
 }
 
-func placeOf(t *validate.Topology, r int) place {
+func placeOf(t *topo.Topology, r int) place {
 	p := place{stages: map[string]string{}}
 	for _, m := range t.Modules {
 		if r < m.RankOffset || r >= m.RankOffset+m.NumRanks {
@@ -29,7 +30,7 @@ func placeOf(t *validate.Topology, r int) place {
 	return p
 }
 
-func compareRanks(ta, tb *validate.Topology) Ranks {
+func compareRanks(ta, tb *topo.Topology) Ranks {
 	var out Ranks
 	ga, gb := gpn(ta), gpn(tb)
 	for r := range max(ta.WorldSize, tb.WorldSize) {

@@ -9,14 +9,6 @@ import (
 	"github.com/mimoplan/mimoplan/internal/diag"
 )
 
-// Rule ids this package reports; all are in diag's catalogue.
-const (
-	RuleCountShort     = "gpu-count-short"
-	RuleMixedModels    = "gpu-mixed-models"
-	RuleMIGEnabled     = "gpu-mig-enabled"
-	RuleVisibleDevices = "gpu-visible-devices"
-)
-
 // Check compares the snapshot with what one node of the layout needs.
 //
 // need.At is given to gpu-count-short only: the other findings are about
@@ -59,7 +51,7 @@ func Check(s *Snapshot, need Need, visibleDevices string, visibleSet bool) []dia
 		if len(s.Inaccessible) > 0 {
 			msg += fmt.Sprintf("; NVML also counts GPU %s, which this process may not open (outside its device cgroup?)", joinInts(s.Inaccessible))
 		}
-		l.Add(RuleCountShort, need.At, "", hint, "%s", msg)
+		l.Add(diag.RuleGPUCountShort, need.At, "", hint, "%s", msg)
 	}
 
 	if models := modelsOf(s, visible); len(models) > 1 {
@@ -67,7 +59,7 @@ func Check(s *Snapshot, need Need, visibleDevices string, visibleSet bool) []dia
 		for i, m := range models {
 			parts[i] = fmt.Sprintf("%s (GPU %s)", m.name, joinInts(m.gpus))
 		}
-		l.Add(RuleMixedModels, diag.Pos{}, "",
+		l.Add(diag.RuleGPUMixedModels, diag.Pos{}, "",
 			"make only GPUs of one model visible (CUDA_VISIBLE_DEVICES), or run on a node whose GPUs are all one model",
 			"the visible GPUs are of %d models: %s; every parallel group would run at the pace of the slowest",
 			len(models), strings.Join(parts, ", "))
@@ -81,7 +73,7 @@ func Check(s *Snapshot, need Need, visibleDevices string, visibleSet bool) []dia
 	}
 	if len(mig) > 0 {
 		slices.Sort(mig)
-		l.Add(RuleMIGEnabled, diag.Pos{}, "",
+		l.Add(diag.RuleGPUMIGEnabled, diag.Pos{}, "",
 			fmt.Sprintf("disable MIG for training (nvidia-smi -i %s -mig 0, then reset the GPUs); MIG instances cannot use NVLink or peer-to-peer copies", joinIntsComma(mig)),
 			"MIG mode is enabled on GPU %s", joinInts(mig))
 	}
@@ -96,7 +88,7 @@ func reportVisible(l *diag.List, s *Snapshot, value string, p *visibleProblem) {
 		hint = "this machine has no GPU that CUDA could use; unset " + VisibleDevicesEnv + " or run on a GPU node"
 	}
 	if p.dup {
-		l.Add(RuleVisibleDevices, diag.Pos{}, "", "list each device once",
+		l.Add(diag.RuleGPUVisibleDevices, diag.Pos{}, "", "list each device once",
 			"%s=%q names %s twice (entry %d %q and entry %d %q); CUDA then makes no GPU visible at all",
 			VisibleDevicesEnv, value, describeDevice(s, p.first), p.first.arg, p.firstEntry, p.arg, p.entry)
 		return
@@ -105,7 +97,7 @@ func reportVisible(l *diag.List, s *Snapshot, value string, p *visibleProblem) {
 	if len(p.ignored) > 0 {
 		msg += fmt.Sprintf("; CUDA stops reading at this entry, so the entries after it (%s) are not visible either", strings.Join(p.ignored, ","))
 	}
-	l.Add(RuleVisibleDevices, diag.Pos{}, "", hint, "%s", msg)
+	l.Add(diag.RuleGPUVisibleDevices, diag.Pos{}, "", hint, "%s", msg)
 }
 
 func describeDevice(s *Snapshot, d visibleDevice) string {

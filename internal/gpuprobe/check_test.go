@@ -21,7 +21,7 @@ const (
 // want is the expected shape of one diagnostic; Message and Hint are
 // checked for the given fragments.
 type want struct {
-	rule     string
+	rule     diag.RuleID
 	severity diag.Severity
 	pos      diag.Pos
 	message  []string
@@ -33,7 +33,7 @@ func assertDiags(t *testing.T, got []diag.Diagnostic, wants []want) {
 	require.Len(t, got, len(wants), "diagnostics: %+v", got)
 	for i, w := range wants {
 		d := got[i]
-		assert.Equal(t, w.rule, d.Rule, "diagnostic %d", i)
+		assert.Equal(t, string(w.rule), d.Rule, "diagnostic %d", i)
 		assert.Equal(t, w.severity, d.Severity, "diagnostic %d (%s)", i, d.Rule)
 		assert.Equal(t, w.pos, diag.Pos{Line: d.Line, Column: d.Column}, "diagnostic %d (%s)", i, d.Rule)
 		assert.NotEmpty(t, d.Hint, "every finding says what to do")
@@ -67,7 +67,7 @@ func TestCheck(t *testing.T) {
 		{
 			name: "short count", gpusPerNode: 16, env: unset,
 			want: []want{{
-				rule: RuleCountShort, severity: diag.Error, pos: at,
+				rule: diag.RuleGPUCountShort, severity: diag.Error, pos: at,
 				message: []string{"this machine has 8 visible GPUs but cluster.gpus_per_node is 16"},
 				hint:    []string{"at least 16 GPUs", "lower cluster.gpus_per_node"},
 			}},
@@ -79,7 +79,7 @@ func TestCheck(t *testing.T) {
 			},
 			gpusPerNode: 2, env: unset,
 			want: []want{{
-				rule: RuleCountShort, severity: diag.Error, pos: at,
+				rule: diag.RuleGPUCountShort, severity: diag.Error, pos: at,
 				message: []string{"this machine has 1 visible GPU but cluster.gpus_per_node is 2"},
 			}},
 		},
@@ -89,7 +89,7 @@ func TestCheck(t *testing.T) {
 				s.DeviceGetCountFunc = func() (int, nvml.Return) { return 0, nvml.SUCCESS }
 			},
 			gpusPerNode: 8, env: unset,
-			want: []want{{rule: RuleCountShort, severity: diag.Error, pos: at, message: []string{"0 visible GPUs"}}},
+			want: []want{{rule: diag.RuleGPUCountShort, severity: diag.Error, pos: at, message: []string{"0 visible GPUs"}}},
 		},
 		{
 			name: "mixed models",
@@ -100,7 +100,7 @@ func TestCheck(t *testing.T) {
 			},
 			gpusPerNode: 8, env: unset,
 			want: []want{{
-				rule: RuleMixedModels, severity: diag.Error,
+				rule: diag.RuleGPUMixedModels, severity: diag.Error,
 				message: []string{"2 models", "Mock NVIDIA A100-SXM4-40GB (GPU 0, 1, 2, 3)", "NVIDIA A100-SXM4-80GB (GPU 4, 5, 6, 7)"},
 				hint:    []string{"one model"},
 			}},
@@ -118,7 +118,7 @@ func TestCheck(t *testing.T) {
 				dev(s, 7).Name = "NVIDIA A100-SXM4-80GB"
 			},
 			gpusPerNode: 2, env: set("7,0"),
-			want: []want{{rule: RuleMixedModels, severity: diag.Error, message: []string{"NVIDIA A100-SXM4-80GB (GPU 7), Mock NVIDIA A100-SXM4-40GB (GPU 0)"}}},
+			want: []want{{rule: diag.RuleGPUMixedModels, severity: diag.Error, message: []string{"NVIDIA A100-SXM4-80GB (GPU 7), Mock NVIDIA A100-SXM4-40GB (GPU 0)"}}},
 		},
 		{
 			name: "MIG enabled is a warning",
@@ -128,7 +128,7 @@ func TestCheck(t *testing.T) {
 			},
 			gpusPerNode: 8, env: unset,
 			want: []want{{
-				rule: RuleMIGEnabled, severity: diag.Warning,
+				rule: diag.RuleGPUMIGEnabled, severity: diag.Warning,
 				message: []string{"MIG mode is enabled on GPU 2, 5"},
 				hint:    []string{"nvidia-smi -i 2,5 -mig 0"},
 			}},
@@ -146,7 +146,7 @@ func TestCheck(t *testing.T) {
 				enableMIG(dev(s, 3), migA, migB)
 			},
 			gpusPerNode: 2, env: set(migA + "," + migB),
-			want: []want{{rule: RuleMIGEnabled, severity: diag.Warning, message: []string{"GPU 3"}}},
+			want: []want{{rule: diag.RuleGPUMIGEnabled, severity: diag.Warning, message: []string{"GPU 3"}}},
 		},
 		{
 			name: "everything at once",
@@ -156,10 +156,10 @@ func TestCheck(t *testing.T) {
 			},
 			gpusPerNode: 4, env: set("0,1,GPU-bogus,2"),
 			want: []want{
-				{rule: RuleVisibleDevices, severity: diag.Error, message: []string{`entry 3 "GPU-bogus"`, "(2)"}},
-				{rule: RuleCountShort, severity: diag.Error, pos: at, message: []string{`CUDA_VISIBLE_DEVICES="0,1,GPU-bogus,2" leaves 2 of this machine's 8 GPUs visible, but cluster.gpus_per_node is 4`}},
-				{rule: RuleMixedModels, severity: diag.Error},
-				{rule: RuleMIGEnabled, severity: diag.Warning, message: []string{"GPU 0"}},
+				{rule: diag.RuleGPUVisibleDevices, severity: diag.Error, message: []string{`entry 3 "GPU-bogus"`, "(2)"}},
+				{rule: diag.RuleGPUCountShort, severity: diag.Error, pos: at, message: []string{`CUDA_VISIBLE_DEVICES="0,1,GPU-bogus,2" leaves 2 of this machine's 8 GPUs visible, but cluster.gpus_per_node is 4`}},
+				{rule: diag.RuleGPUMixedModels, severity: diag.Error},
+				{rule: diag.RuleGPUMIGEnabled, severity: diag.Warning, message: []string{"GPU 0"}},
 			},
 		},
 	}
@@ -179,10 +179,10 @@ func TestCheck(t *testing.T) {
 func TestCheckVisibleDevices(t *testing.T) {
 	at := diag.Pos{}
 	short := func(msg ...string) want {
-		return want{rule: RuleCountShort, severity: diag.Error, message: msg}
+		return want{rule: diag.RuleGPUCountShort, severity: diag.Error, message: msg}
 	}
 	bad := func(msg ...string) want {
-		return want{rule: RuleVisibleDevices, severity: diag.Error, message: msg, hint: []string{"indices 0-7"}}
+		return want{rule: diag.RuleGPUVisibleDevices, severity: diag.Error, message: msg, hint: []string{"indices 0-7"}}
 	}
 	tests := []struct {
 		name        string
@@ -201,7 +201,7 @@ func TestCheckVisibleDevices(t *testing.T) {
 		{name: "UUID prefix", value: "GPU-5,GPU-6", gpusPerNode: 2},
 		{name: "index and UUID of different GPUs", value: "0," + testUUID(1), gpusPerNode: 2},
 		{name: "MIG devices", value: migA + ",MIG-bbbb", gpusPerNode: 2, mig: true,
-			want: []want{{rule: RuleMIGEnabled, severity: diag.Warning}}},
+			want: []want{{rule: diag.RuleGPUMIGEnabled, severity: diag.Warning}}},
 		{
 			name: "empty value hides every GPU", value: "", gpusPerNode: 8,
 			want: []want{short(`CUDA_VISIBLE_DEVICES="" leaves 0 of this machine's 8 GPUs visible`)},
@@ -239,13 +239,13 @@ func TestCheckVisibleDevices(t *testing.T) {
 		{
 			name: "duplicate index hides everything", value: "0,1,2,1", gpusPerNode: 2,
 			want: []want{
-				{rule: RuleVisibleDevices, severity: diag.Error, message: []string{`names GPU 1 twice (entry 2 "1" and entry 4 "1")`, "no GPU visible at all"}, hint: []string{"once"}},
+				{rule: diag.RuleGPUVisibleDevices, severity: diag.Error, message: []string{`names GPU 1 twice (entry 2 "1" and entry 4 "1")`, "no GPU visible at all"}, hint: []string{"once"}},
 				short("leaves 0 of"),
 			},
 		},
 		{
 			name: "same GPU by index and UUID", value: "3,GPU-3", gpusPerNode: 0,
-			want: []want{{rule: RuleVisibleDevices, severity: diag.Error, message: []string{`names GPU 3 twice (entry 1 "3" and entry 2 "GPU-3")`}}},
+			want: []want{{rule: diag.RuleGPUVisibleDevices, severity: diag.Error, message: []string{`names GPU 3 twice (entry 1 "3" and entry 2 "GPU-3")`}}},
 		},
 		{
 			name: "duplicate after an invalid entry is never read", value: "0,x,0", gpusPerNode: 1,
@@ -266,7 +266,7 @@ func TestCheckVisibleDevices(t *testing.T) {
 		},
 		{
 			name: "duplicate MIG device", value: migA + "," + migA, gpusPerNode: 0, mig: true,
-			want: []want{{rule: RuleVisibleDevices, severity: diag.Error, message: []string{"names MIG device " + migA + " of GPU 3 twice"}}},
+			want: []want{{rule: diag.RuleGPUVisibleDevices, severity: diag.Error, message: []string{"names MIG device " + migA + " of GPU 3 twice"}}},
 		},
 	}
 	for _, tt := range tests {
@@ -284,8 +284,8 @@ func TestCheckVisibleDevices(t *testing.T) {
 func TestCheckVisibleDevicesWithoutGPUs(t *testing.T) {
 	got := Check(&Snapshot{}, Need{GPUs: 1}, "0", true)
 	assertDiags(t, got, []want{
-		{rule: RuleVisibleDevices, severity: diag.Error, message: []string{"there is no GPU 0: this machine has no GPU"}, hint: []string{"no GPU that CUDA could use"}},
-		{rule: RuleCountShort, severity: diag.Error, message: []string{"leaves 0 of this machine's 0 GPUs visible"}},
+		{rule: diag.RuleGPUVisibleDevices, severity: diag.Error, message: []string{"there is no GPU 0: this machine has no GPU"}, hint: []string{"no GPU that CUDA could use"}},
+		{rule: diag.RuleGPUCountShort, severity: diag.Error, message: []string{"leaves 0 of this machine's 0 GPUs visible"}},
 	})
 }
 
@@ -310,7 +310,7 @@ func TestCheckWith(t *testing.T) {
 		s := newDGX(t)
 		got, err := checkWith(s, Need{GPUs: 8, At: diag.Pos{Line: 3, Column: 5}}, env("0,1", true))
 		require.NoError(t, err)
-		assertDiags(t, got, []want{{rule: RuleCountShort, severity: diag.Error, pos: diag.Pos{Line: 3, Column: 5}, message: []string{"leaves 2 of"}}})
+		assertDiags(t, got, []want{{rule: diag.RuleGPUCountShort, severity: diag.Error, pos: diag.Pos{Line: 3, Column: 5}, message: []string{"leaves 2 of"}}})
 		assert.Len(t, s.ShutdownCalls(), 1)
 	})
 	t.Run("unset variable shows every GPU", func(t *testing.T) {

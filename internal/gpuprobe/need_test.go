@@ -42,7 +42,7 @@ func TestCountShortNamesTheKey(t *testing.T) {
 	for _, tt := range tests {
 		got := Check(s, tt.need, "", false)
 		if assert.Len(t, got, 1) {
-			assert.Equal(t, RuleCountShort, got[0].Rule)
+			assert.Equal(t, string(diag.RuleGPUCountShort), got[0].Rule)
 			assert.Equal(t, tt.message, got[0].Message)
 			assert.Contains(t, got[0].Hint, tt.hint)
 		}

@@ -173,13 +173,13 @@ func TestProbeInaccessibleGPUs(t *testing.T) {
 
 	got := Check(snap, Need{GPUs: 8, At: diag.Pos{Line: 2, Column: 3}}, "", false)
 	assertDiags(t, got, []want{{
-		rule: RuleCountShort, severity: diag.Error, pos: diag.Pos{Line: 2, Column: 3},
+		rule: diag.RuleGPUCountShort, severity: diag.Error, pos: diag.Pos{Line: 2, Column: 3},
 		message: []string{"this machine has 6 visible GPUs but cluster.gpus_per_node is 8", "NVML also counts GPU 0, 5, which this process may not open"},
 	}})
 	// CUDA numbers the GPUs it can open from 0: index 5 is NVML's GPU 7.
 	assert.Empty(t, Check(snap, Need{GPUs: 1}, "5", true))
 	assertDiags(t, Check(snap, Need{}, "6", true), []want{{
-		rule: RuleVisibleDevices, severity: diag.Error, message: []string{"there is no GPU 6: this machine has 6 GPUs (indices 0-5)"},
+		rule: diag.RuleGPUVisibleDevices, severity: diag.Error, message: []string{"there is no GPU 6: this machine has 6 GPUs (indices 0-5)"},
 	}})
 }
 

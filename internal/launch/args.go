@@ -9,8 +9,8 @@ import (
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/topo"
 	"github.com/mimoplan/mimoplan/internal/upstream"
-	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
 // gridArgs are the names of the grid arguments of Megatron-LM's
@@ -63,10 +63,11 @@ func (g gridArgs) all() []string {
 // megatronArgs writes the layout as the arguments of Megatron-LM's
 // examples/mimo/pretrain_mimo.py (examples/mimo/training/args.py:
 // add_hetero_grid_args), under the names of g. That script knows one
-// encoder at rank 0 and a language grid; a layout it cannot express is a
-// diagnostic here too, in case the target rules of validate let it
-// through.
-func megatronArgs(d *diag.List, l *layout.Layout, t *validate.Topology, g gridArgs) (args []string) {
+// encoder at rank 0 and a language grid of cp 1: validate's megatron-lm
+// rules (too-many-encoders, colocated-unsupported, encoder-not-first,
+// cp-unsupported, encoder-parallelism-unsupported) refuse every other
+// layout before a plan is made.
+func megatronArgs(l *layout.Layout, t *topo.Topology, g gridArgs) (args []string) {
 	lang := t.Module(grid.LanguageModule)
 	var encs []*grid.Module
 	for _, m := range t.Modules {
@@ -74,47 +75,7 @@ func megatronArgs(d *diag.List, l *layout.Layout, t *validate.Topology, g gridAr
 			encs = append(encs, m)
 		}
 	}
-	pos := func(name, field string) diag.Pos {
-		for i := range l.Modules {
-			if l.Modules[i].Name == name {
-				return l.Modules[i].Pos(field)
-			}
-		}
-		return l.Pos("modules")
-	}
-	const why = "pretrain_mimo.py's arguments cannot express this; launch with --no-layout-args and a program of your own"
-	ok := true
-	if t.Mode == validate.Colocated && len(encs) > 0 {
-		d.Add("colocated-unsupported", pos(encs[0].Name, "rank_offset"), encs[0].Name, why,
-			"pretrain_mimo.py runs modules on disjoint ranks only")
-		ok = false
-	}
-	if len(encs) > 1 {
-		d.Add("too-many-encoders", pos(encs[1].Name, ""), encs[1].Name, why,
-			"pretrain_mimo.py takes one encoder (%s, %s); the layout has %d", g.encoderTP, g.encoderDP, len(encs))
-		ok = false
-	}
-	for _, m := range t.Modules {
-		if m.CP != 1 {
-			d.Add("cp-unsupported", pos(m.Name, "cp"), m.Name, why, "pretrain_mimo.py needs cp 1; the module has cp %d", m.CP)
-			ok = false
-		}
-	}
-	if len(encs) == 1 {
-		e := encs[0]
-		if e.RankOffset != 0 && t.Mode != validate.Colocated {
-			d.Add("encoder-not-first", pos(e.Name, "rank_offset"), e.Name, why,
-				"pretrain_mimo.py places the encoder at rank 0; it starts at %d", e.RankOffset)
-			ok = false
-		}
-		if e.PP != 1 || e.EP != 1 || e.ExptTP != 1 || e.GTPRemat != 1 || e.ExptGTPRemat != 1 {
-			d.Add("encoder-parallelism-unsupported", pos(e.Name, ""), e.Name, why,
-				"pretrain_mimo.py gives the encoder only tp and dp; it has pp %d, ep %d, expt_tp %d, gtp_remat %d, expt_gtp_remat %d",
-				e.PP, e.EP, e.ExptTP, e.GTPRemat, e.ExptGTPRemat)
-			ok = false
-		}
-	}
-	if !ok || lang == nil {
+	if lang == nil {
 		return nil
 	}
 
@@ -188,11 +149,11 @@ func clashes(user, layoutArgs []string) []string {
 // program arguments that set what the layout sets (or use the other name
 // set), and reporting a plan that Megatron-LM would stop for want of a
 // micro-batch size.
-func megatronProgram(d *diag.List, res *validate.Result, prog []string) ([]string, error) {
-	l, t := res.Layout, res.Topology
+func megatronProgram(d *diag.List, t *topo.Topology, prog []string) ([]string, error) {
+	l := t.Layout
 	v := l.TargetVersion
 	names, other := argNames(v)
-	args := megatronArgs(d, l, t, names)
+	args := megatronArgs(l, t, names)
 	user := prog[1:]
 	// Every grid name counts, emitted or not: --llm-only beside an encoder
 	// contradicts the layout as much as a second --llm-tp; so do GTP
@@ -219,18 +180,18 @@ func megatronProgram(d *diag.List, res *validate.Result, prog []string) ([]strin
 // microBatch reports a plan without --micro-batch-size (Megatron-LM's
 // validate_args asserts it; with an encoder args.py multiplies it first),
 // or with one from the program that fails args.py's fan-out check.
-func microBatch(d *diag.List, l *layout.Layout, t *validate.Topology, user []string, g gridArgs) {
+func microBatch(d *diag.List, l *layout.Layout, t *topo.Topology, user []string, g gridArgs) {
 	pos := l.Pos("batch")
 	text, ok := flagValue(user, argMicroBatch)
 	if !ok {
-		d.Add("micro-batch-required", pos, "",
+		d.Add(diag.RuleMicroBatchRequired, pos, "",
 			"give batch: {micro_batch_size: N} in the layout, or --micro-batch-size N after the program",
 			"the plan has no --micro-batch-size, which Megatron-LM requires")
 		return
 	}
 	mbs, err := strconv.Atoi(text)
 	if err != nil || mbs < 1 {
-		d.Add("micro-batch-required", pos, "", "give --micro-batch-size a whole number of 1 or more",
+		d.Add(diag.RuleMicroBatchRequired, pos, "", "give --micro-batch-size a whole number of 1 or more",
 			"the program's --micro-batch-size %q is not a whole number of 1 or more", text)
 		return
 	}
@@ -241,7 +202,7 @@ func microBatch(d *diag.List, l *layout.Layout, t *validate.Topology, user []str
 		}
 		lanes := lang.DP * lang.GTPRemat
 		if (mbs*lanes)%e.DP != 0 {
-			d.Add("micro-batch-required", pos, e.Name,
+			d.Add(diag.RuleMicroBatchRequired, pos, e.Name,
 				fmt.Sprintf("give a --micro-batch-size that makes %s divisible by %d", "micro-batch-size x "+strconv.Itoa(lanes), e.DP),
 				"the program's --micro-batch-size %d x %s %d x GTP %d is not divisible by %s %d, which Megatron-LM's args.py checks at start-up",
 				mbs, g.llmDP, lang.DP, lang.GTPRemat, g.encoderDP, e.DP)

@@ -24,7 +24,7 @@ func BenchmarkWrite(b *testing.B) {
 		for i := range hosts {
 			hosts[i] = fmt.Sprintf("node-%07d", i)
 		}
-		p, d, err := Build(res, Options{Hosts: hosts, MasterPort: DefaultMasterPort, Program: []string{"train.py", "--data", "/data"}, Image: "img"})
+		p, d, err := Build(res.Topology, Options{Hosts: hosts, MasterPort: DefaultMasterPort, Program: []string{"train.py", "--data", "/data"}, Image: "img"})
 		if err != nil || d.HasErrors() {
 			b.Fatalf("build: %v %+v", err, d)
 		}

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/mimoplan/mimoplan/internal/grid"
-	"github.com/mimoplan/mimoplan/internal/validate"
+	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
 // Megatron-Bridge's examples/megatron_mimo/llava read each module's grid
@@ -39,7 +39,7 @@ func BridgeModuleName(prefix string) string {
 }
 
 // BridgeEnv is the MIMO_* environment of t's modules, in layout order.
-func BridgeEnv(t *validate.Topology) []EnvVar {
+func BridgeEnv(t *topo.Topology) []EnvVar {
 	var env []EnvVar
 	for _, m := range t.Modules {
 		name := bridgeEnvPrefix + BridgeEnvName(m.Name) + "_"
@@ -53,7 +53,7 @@ func BridgeEnv(t *validate.Topology) []EnvVar {
 // bridgeUnread lists what the llava examples' MIMO_* variables cannot
 // carry: their grids have no cp, ep or expt_tp, and the examples read
 // only LLM, VISION and AUDIO.
-func bridgeUnread(t *validate.Topology) []string {
+func bridgeUnread(t *topo.Topology) []string {
 	var out []string
 	for _, m := range t.Modules {
 		if m.CP != 1 || m.EP != 1 || m.ExptTP != 1 {

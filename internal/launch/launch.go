@@ -17,8 +17,8 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/topo"
 	"github.com/mimoplan/mimoplan/internal/upstream"
-	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
 // Rendezvous backends of torchrun.
@@ -174,7 +174,7 @@ type Plan struct {
 	hosts []string
 	spans []ModuleSpan
 
-	topo *validate.Topology
+	topo *topo.Topology
 }
 
 // Rendezvous is how the nodes meet.
@@ -203,18 +203,18 @@ type ModuleSpan struct {
 	LastRank  int    `json:"last_rank"`
 }
 
-// Build makes the launch plan of a valid layout. Problems with the hosts,
-// the master address or the port (and layouts the target's launcher cannot
-// express) are diagnostics, in a list for res's layout file; the plan is
+// Build makes the launch plan of a valid layout's topology. Problems with
+// the hosts, the master address or the port are diagnostics, in a list for
+// the layout's file; the plan is
 // nil when there is an error among them. The error is for options that
 // cannot be used at all: no program, an unknown rendezvous backend, a
 // malformed host or environment variable name.
-func Build(res *validate.Result, o Options) (*Plan, *diag.List, error) {
-	if res == nil || res.Topology == nil || !res.Valid(false) {
-		return nil, nil, errors.New("launch: the layout is not valid")
+func Build(t *topo.Topology, o Options) (*Plan, *diag.List, error) {
+	if t == nil || t.Layout == nil {
+		return nil, nil, errors.New("launch: no topology: the layout is not valid")
 	}
-	t, l := res.Topology, res.Layout
-	d := &diag.List{File: res.Diags.File}
+	l := t.Layout
+	d := &diag.List{File: l.File}
 
 	p := &Plan{Name: t.Name, Target: t.Target, WorldSize: t.WorldSize, NNodes: 1, NProcPerNode: t.WorldSize}
 	if t.Cluster != nil {
@@ -248,7 +248,7 @@ func Build(res *validate.Result, o Options) (*Plan, *diag.List, error) {
 		return nil, nil, fmt.Errorf("master address %q has an IPv6 zone, which torchrun's rendezvous does not accept: give one without (--master-addr)", master)
 	}
 	if master != "" && p.NNodes > 1 && isLoopback(master) {
-		d.Add("loopback-rendezvous", diag.Pos{}, "",
+		d.Add(diag.RuleLoopbackRendezvous, diag.Pos{}, "",
 			"give the master's address as the other nodes reach it (a host name or an address of a real interface)",
 			"master address %q is a loopback or unspecified address, which the other %d nodes cannot reach", master, p.NNodes-1)
 	}
@@ -281,7 +281,7 @@ func Build(res *validate.Result, o Options) (*Plan, *diag.List, error) {
 		}
 	}
 	if o.LayoutArgs && t.Target == layout.TargetMegatronLM {
-		if prog, err = megatronProgram(d, res, prog); err != nil {
+		if prog, err = megatronProgram(d, t, prog); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -323,18 +323,18 @@ func checkPort(d *diag.List, o Options) int {
 	const hint = "use a free TCP port in 1-65535, such as 29500"
 	if o.MasterPortText == "" {
 		if o.MasterPort < 1 || o.MasterPort > 65535 {
-			d.Add("invalid-port", diag.Pos{}, "", hint, "master port %d is outside 1-65535", o.MasterPort)
+			d.Add(diag.RuleInvalidPort, diag.Pos{}, "", hint, "master port %d is outside 1-65535", o.MasterPort)
 		}
 		return o.MasterPort
 	}
 	text := strings.TrimSpace(o.MasterPortText)
 	if digits := strings.TrimPrefix(text, "-"); digits == "" || strings.Trim(digits, "0123456789") != "" {
-		d.Add("invalid-port", diag.Pos{}, "", hint, "master port %q is not a number in 1-65535", o.MasterPortText)
+		d.Add(diag.RuleInvalidPort, diag.Pos{}, "", hint, "master port %q is not a number in 1-65535", o.MasterPortText)
 		return 0
 	}
 	port, err := strconv.Atoi(text)
 	if err != nil || port < 1 || port > 65535 {
-		d.Add("invalid-port", diag.Pos{}, "", hint, "master port %s is outside 1-65535", text)
+		d.Add(diag.RuleInvalidPort, diag.Pos{}, "", hint, "master port %s is outside 1-65535", text)
 		return 0
 	}
 	return port
@@ -372,7 +372,7 @@ func checkStaticMaster(d *diag.List, o Options, hosts []string) {
 	key := hostKey(o.MasterAddr)
 	for i, h := range hosts[1:] {
 		if hostKey(h) == key && hostKey(hosts[0]) != key {
-			d.Add("master-not-first-host", diag.Pos{}, "",
+			d.Add(diag.RuleMasterNotFirstHost, diag.Pos{}, "",
 				fmt.Sprintf("drop --master-addr (the first host is the default), give another address of %s, or list %s first", hosts[0], h),
 				"master address %q is node %d (%s), but with static rendezvous node rank 0, %s, serves the rendezvous", o.MasterAddr, i+1, hostWhere(o, i+1), hosts[0])
 			return
@@ -397,7 +397,7 @@ func checkHosts(d *diag.List, l *layout.Layout, nnodes int, hosts []string, o Op
 		if l.Given("cluster") {
 			pos, what = l.Pos("cluster.nodes"), fmt.Sprintf("cluster.nodes is %d", nnodes)
 		}
-		d.Add("host-count-mismatch", pos, "",
+		d.Add(diag.RuleHostCountMismatch, pos, "",
 			fmt.Sprintf("give exactly %d host(s), one per node, in node-rank order", nnodes),
 			"%s gives %d host(s), but %s", cmp.Or(o.HostSource, "the host list"), len(hosts), what)
 	}
@@ -409,7 +409,7 @@ func checkHosts(d *diag.List, l *layout.Layout, nnodes int, hosts []string, o Op
 			if i < len(o.HostLines) {
 				where = fmt.Sprintf("node %d (%s) and again node %d (%s)", j, hostWhere(o, j), i, hostWhere(o, i))
 			}
-			d.Add("duplicate-host", diag.Pos{}, "",
+			d.Add(diag.RuleDuplicateHost, diag.Pos{}, "",
 				"list each machine once: one torchrun per node starts all of that node's GPUs",
 				"host %q is %s", h, where)
 			continue

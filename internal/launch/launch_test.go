@@ -11,6 +11,7 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/topo"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
@@ -52,14 +53,14 @@ modules:
 
 var hosts4 = []string{"h0", "h1", "h2", "h3"}
 
-func check(t testing.TB, src string) *validate.Result {
+func check(t testing.TB, src string) *topo.Topology {
 	t.Helper()
 	l, d := layout.Parse("layout.yaml", []byte(src))
 	res := validate.Check(l, d)
 	var b strings.Builder
 	require.NoError(t, diag.WriteText(&b, res.Diags))
 	require.True(t, res.Valid(false), "layout is invalid:\n%s", b.String())
-	return res
+	return res.Topology
 }
 
 func build(t *testing.T, src string, o Options) *Plan {
@@ -415,8 +416,8 @@ func TestBuildErrors(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
-	_, _, err := Build(&validate.Result{Diags: &diag.List{}}, Options{})
-	assert.Error(t, err, "a result without a topology")
+	_, _, err := Build(nil, Options{})
+	assert.Error(t, err, "no topology")
 }
 
 func TestNoHostsForScheduler(t *testing.T) {

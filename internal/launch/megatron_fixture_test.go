@@ -75,7 +75,7 @@ func TestMegatronArgvFixture(t *testing.T) {
 					o.Hosts = append(o.Hosts, "node"+strconv.Itoa(i))
 				}
 			}
-			p, diags, err := Build(res, o)
+			p, diags, err := Build(res.Topology, o)
 			require.NoError(t, err)
 
 			if c.UpstreamError != "" {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/exitcode"
-	"github.com/mimoplan/mimoplan/internal/validate"
+	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
 // Request is one launch-plan run: the settings as the user gave them, and
@@ -131,20 +131,20 @@ func SplitHosts(values []string) ([]string, error) {
 // every target first), so that a plan that cannot be written leaves no new
 // topology behind. The plan is streamed, never held: a plan of 131,072
 // nodes is 84 MB of JSON.
-func Run(stdout, stderr io.Writer, res *validate.Result, r Request) error {
+func Run(stdout, stderr io.Writer, t *topo.Topology, warnings *diag.List, r Request) error {
 	// A valid layout may still have warnings (a tp group across nodes):
 	// worth seeing before the job starts.
-	if err := diag.WriteText(stderr, res.Diags); err != nil {
+	if err := diag.WriteText(stderr, warnings); err != nil {
 		return err
 	}
-	if err := r.resolveHosts(res.Topology); err != nil {
+	if err := r.resolveHosts(t); err != nil {
 		return err
 	}
 	topoPath, err := r.topologyPath()
 	if err != nil {
 		return err
 	}
-	plan, diags, err := Build(res, r.Options)
+	plan, diags, err := Build(t, r.Options)
 	if err != nil {
 		return exitcode.Usagef("%v", err)
 	}
@@ -185,11 +185,8 @@ func Run(stdout, stderr io.Writer, res *validate.Result, r Request) error {
 // resolveHosts reads the hostfile, if any, and insists on hosts where the
 // format needs them: sh and json name every host; Slurm and Kubernetes
 // pick the machines themselves.
-func (r *Request) resolveHosts(t *validate.Topology) error {
-	nnodes, gpus := 1, t.WorldSize
-	if t.Cluster != nil {
-		nnodes, gpus = t.Cluster.Nodes, t.Cluster.GPUsPerNode
-	}
+func (r *Request) resolveHosts(t *topo.Topology) error {
+	nnodes, gpus := t.Nodes()
 	o := &r.Options
 	switch {
 	case r.Hostfile != "":

@@ -2,11 +2,12 @@ package launch
 
 import (
 	"fmt"
-	"github.com/mimoplan/mimoplan/internal/layout"
 	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mimoplan/mimoplan/internal/layout"
 )
 
 // The writers stream the nodes: each is made (Plan.Node) when it is

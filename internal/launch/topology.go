@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/mimoplan/mimoplan/internal/validate"
+	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
 // TopologyFile is the name of the topology file a plan writes at run time
@@ -42,7 +42,7 @@ type topologyModule struct {
 
 // Topology is the topology JSON of t, one module a line, ending in a
 // newline: what --topology-out writes and every plan carries.
-func Topology(t *validate.Topology) []byte {
+func Topology(t *topo.Topology) []byte {
 	tj := topologyJSON{Version: 1, Name: t.Name, Target: string(t.Target), WorldSize: t.WorldSize, Mode: string(t.Mode)}
 	for _, m := range t.Modules {
 		tj.Modules = append(tj.Modules, topologyModule{

@@ -76,7 +76,7 @@ func choiceKey(name string, choices []string, set func(*model.Config, string)) m
 	return modelKey{name, func(p *parser, f field, module string, c *model.Config) bool {
 		v := resolve(f.value)
 		if v.Kind != yaml.ScalarNode || v.Tag != "!!str" || !slices.Contains(choices, v.Value) {
-			p.d.Add("invalid-value", nodePos(v), module, "one of "+strings.Join(choices, ", "),
+			p.d.Add(diag.RuleInvalidValue, nodePos(v), module, "one of "+strings.Join(choices, ", "),
 				"model.%s must be one of %s, got %s", name, strings.Join(choices, ", "), describe(v))
 			return false
 		}
@@ -148,7 +148,7 @@ func (p *parser) model(m *Module, f field) {
 	_, hasPreset := fs["preset"]
 	_, hasHF := fs["hf_config"]
 	if hasPreset && hasHF {
-		p.d.Add("invalid-value", md.pos["hf_config"], m.Name, "keep one of the two; explicit keys beside it override single values",
+		p.d.Add(diag.RuleInvalidValue, md.pos["hf_config"], m.Name, "keep one of the two; explicit keys beside it override single values",
 			"model has both preset and hf_config")
 		good = false
 	} else if hasPreset {
@@ -169,7 +169,7 @@ func (p *parser) model(m *Module, f field) {
 	if !hasPreset && !hasHF {
 		for _, k := range requiredModelKeys {
 			if !md.Given(k) {
-				p.d.Add("invalid-value", md.pos[""], m.Name, fmt.Sprintf("add '%s: N', or start from 'preset: NAME' (%s)", k, strings.Join(model.PresetNames(), ", ")),
+				p.d.Add(diag.RuleInvalidValue, md.pos[""], m.Name, fmt.Sprintf("add '%s: N', or start from 'preset: NAME' (%s)", k, strings.Join(model.PresetNames(), ", ")),
 					"model.%s is required", k)
 				good = false
 			}
@@ -186,7 +186,7 @@ func (p *parser) preset(md *Model, f field, module string) bool {
 	v := resolve(f.value)
 	hint := "presets: " + strings.Join(model.PresetNames(), ", ")
 	if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
-		p.d.Add("invalid-value", nodePos(v), module, hint, "model.preset must be a name, got %s", describe(v))
+		p.d.Add(diag.RuleInvalidValue, nodePos(v), module, hint, "model.preset must be a name, got %s", describe(v))
 		return false
 	}
 	pr, ok := model.LookupPreset(v.Value)
@@ -194,7 +194,7 @@ func (p *parser) preset(md *Model, f field, module string) bool {
 		if s := suggest(strings.ToLower(v.Value), model.PresetNames()); s != "" {
 			hint = fmt.Sprintf("did you mean %q? (%s)", s, hint)
 		}
-		p.d.Add("invalid-value", nodePos(v), module, hint, "unknown model preset %q", clip(v.Value))
+		p.d.Add(diag.RuleInvalidValue, nodePos(v), module, hint, "unknown model preset %q", clip(v.Value))
 		return false
 	}
 	md.Config, md.Preset, md.Encoder = pr.Config, pr.Name, pr.Encoder
@@ -207,7 +207,7 @@ const maxHFConfig = 1 << 20
 func (p *parser) hfConfig(md *Model, f field, module string) bool {
 	v := resolve(f.value)
 	if v.Kind != yaml.ScalarNode || v.Tag != "!!str" || v.Value == "" {
-		p.d.Add("invalid-value", nodePos(v), module, "the path of a Hugging Face config.json, relative to the layout", "model.hf_config must be a path, got %s", describe(v))
+		p.d.Add(diag.RuleInvalidValue, nodePos(v), module, "the path of a Hugging Face config.json, relative to the layout", "model.hf_config must be a path, got %s", describe(v))
 		return false
 	}
 	path := v.Value
@@ -216,12 +216,12 @@ func (p *parser) hfConfig(md *Model, f field, module string) bool {
 	}
 	data, err := p.readFile(path, maxHFConfig)
 	if err != nil {
-		p.d.Add("invalid-value", nodePos(v), module, "the path is relative to the layout file", "model.hf_config: %v", err)
+		p.d.Add(diag.RuleInvalidValue, nodePos(v), module, "the path is relative to the layout file", "model.hf_config: %v", err)
 		return false
 	}
 	c, enc, err := model.FromHFConfig(data)
 	if err != nil {
-		p.d.Add("invalid-value", nodePos(v), module, "write the model's keys out instead, or use a preset", "model.hf_config %s: %v", clip(v.Value), err)
+		p.d.Add(diag.RuleInvalidValue, nodePos(v), module, "write the model's keys out instead, or use a preset", "model.hf_config %s: %v", clip(v.Value), err)
 		return false
 	}
 	md.Config, md.HFConfig, md.Encoder = c, v.Value, enc
@@ -238,7 +238,7 @@ func (p *parser) moeLayerFreq(f field, module string, c *model.Config) bool {
 		return ok
 	}
 	if len(v.Content) == 0 || len(v.Content) > maxDim {
-		p.d.Add("invalid-value", nodePos(v), module, "one 0 or 1 per layer", "model.moe_layer_freq must list one 0 or 1 per layer, got an empty list")
+		p.d.Add(diag.RuleInvalidValue, nodePos(v), module, "one 0 or 1 per layer", "model.moe_layer_freq must list one 0 or 1 per layer, got an empty list")
 		return false
 	}
 	pat := make([]int, len(v.Content))
@@ -276,7 +276,7 @@ func (p *parser) moduleModel(m *Module, fs map[string]field) {
 	}
 	switch mc := md.Config.NumExperts; {
 	case m.NumExperts > 0 && mc > 0 && m.NumExperts != mc:
-		p.d.Add("invalid-value", m.Pos("num_experts"), m.Name, "give num_experts in one place (model.num_experts)",
+		p.d.Add(diag.RuleInvalidValue, m.Pos("num_experts"), m.Name, "give num_experts in one place (model.num_experts)",
 			"num_experts %d disagrees with the model's num_experts %d (line %d)", m.NumExperts, mc, md.Pos("num_experts").Line)
 		m.Broken = true
 	case m.NumExperts == 0:

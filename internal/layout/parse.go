@@ -76,17 +76,17 @@ func (p *parser) document(data []byte) (n *yaml.Node, ok bool) {
 	start := diag.Pos{Line: 1, Column: 1}
 	switch {
 	case len(data) > MaxFileSize:
-		p.d.Add("yaml-syntax", start, "", "split the layout or remove what is not a layout", "file is larger than %d bytes; a layout is a few hundred", MaxFileSize)
+		p.d.Add(diag.RuleYAMLSyntax, start, "", "split the layout or remove what is not a layout", "file is larger than %d bytes; a layout is a few hundred", MaxFileSize)
 		return nil, false
 	case !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0:
-		p.d.Add("yaml-syntax", start, "", "a layout is YAML text: check that the right file was given", "file is not UTF-8 text")
+		p.d.Add(diag.RuleYAMLSyntax, start, "", "a layout is YAML text: check that the right file was given", "file is not UTF-8 text")
 		return nil, false
 	}
 	defer func() {
 		// The YAML library is not ours; whatever it does with hostile input
 		// must end as a diagnostic, never a crash.
 		if r := recover(); r != nil {
-			p.d.Add("yaml-syntax", start, "", "", "cannot parse YAML: %v", r)
+			p.d.Add(diag.RuleYAMLSyntax, start, "", "", "cannot parse YAML: %v", r)
 			n, ok = nil, false
 		}
 	}()
@@ -94,9 +94,9 @@ func (p *parser) document(data []byte) (n *yaml.Node, ok bool) {
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			p.d.Add("yaml-syntax", start, "", "start from a layout in layouts/ or docs/layout.md", "file is empty")
+			p.d.Add(diag.RuleYAMLSyntax, start, "", "start from a layout in layouts/ or docs/layout.md", "file is empty")
 		} else {
-			p.d.Add("yaml-syntax", errorPos(err, data), "", "", "%s", yamlMessage(err))
+			p.d.Add(diag.RuleYAMLSyntax, errorPos(err, data), "", "", "%s", yamlMessage(err))
 		}
 		return nil, false
 	}
@@ -108,16 +108,16 @@ func (p *parser) document(data []byte) (n *yaml.Node, ok bool) {
 		} else {
 			pos = errorPos(err, data)
 		}
-		p.d.Add("yaml-syntax", pos, "", "keep one layout per file, without a second '---'", "file holds more than one YAML document")
+		p.d.Add(diag.RuleYAMLSyntax, pos, "", "keep one layout per file, without a second '---'", "file holds more than one YAML document")
 		return nil, false
 	}
 	if len(doc.Content) == 0 {
-		p.d.Add("yaml-syntax", start, "", "start from a layout in layouts/ or docs/layout.md", "file is empty")
+		p.d.Add(diag.RuleYAMLSyntax, start, "", "start from a layout in layouts/ or docs/layout.md", "file is empty")
 		return nil, false
 	}
 	root := resolve(doc.Content[0])
 	if root.Kind != yaml.MappingNode {
-		p.d.Add("yaml-syntax", nodePos(root), "", "a layout starts with 'version: 1' and has keys such as world_size and modules", "layout must be a YAML mapping, got %s", describe(root))
+		p.d.Add(diag.RuleYAMLSyntax, nodePos(root), "", "a layout starts with 'version: 1' and has keys such as world_size and modules", "layout must be a YAML mapping, got %s", describe(root))
 		return nil, false
 	}
 	return root, true
@@ -306,7 +306,7 @@ type field struct {
 func (p *parser) fields(n *yaml.Node, what, module string, known []string) (map[string]field, bool) {
 	n = resolve(n)
 	if n.Kind != yaml.MappingNode {
-		p.d.Add("invalid-value", nodePos(n), module, "", "%s must be a mapping, got %s", what, describe(n))
+		p.d.Add(diag.RuleInvalidValue, nodePos(n), module, "", "%s must be a mapping, got %s", what, describe(n))
 		return nil, false
 	}
 	out := make(map[string]field, len(n.Content)/2)
@@ -314,11 +314,11 @@ func (p *parser) fields(n *yaml.Node, what, module string, known []string) (map[
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := resolve(n.Content[i]), n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			p.d.Add("unknown-field", nodePos(k), module, "keys are plain names such as "+known[0], "%s has a key that is %s", what, describe(k))
+			p.d.Add(diag.RuleUnknownField, nodePos(k), module, "keys are plain names such as "+known[0], "%s has a key that is %s", what, describe(k))
 			continue
 		}
 		if k.Tag == "!!merge" {
-			p.d.Add("yaml-syntax", nodePos(k), module, "write the keys out; an alias (*name) may still stand for a whole value",
+			p.d.Add(diag.RuleYAMLSyntax, nodePos(k), module, "write the keys out; an alias (*name) may still stand for a whole value",
 				"YAML merge keys (<<) are not supported")
 			continue
 		}
@@ -327,7 +327,7 @@ func (p *parser) fields(n *yaml.Node, what, module string, known []string) (map[
 			if module != "" { // the diagnostic names the module already
 				where = ""
 			}
-			p.d.Add("yaml-syntax", nodePos(k), module, "remove one of the two", "%skey %q is given twice (first at line %d)", where, clip(k.Value), prev.key.Line)
+			p.d.Add(diag.RuleYAMLSyntax, nodePos(k), module, "remove one of the two", "%skey %q is given twice (first at line %d)", where, clip(k.Value), prev.key.Line)
 			continue
 		}
 		if !slices.Contains(known, k.Value) {
@@ -337,9 +337,9 @@ func (p *parser) fields(n *yaml.Node, what, module string, known []string) (map[
 				p.suggested[s] = true
 			}
 			if module != "" { // the diagnostic names the module already
-				p.d.Add("unknown-field", nodePos(k), module, hint, "unknown field %q", clip(k.Value))
+				p.d.Add(diag.RuleUnknownField, nodePos(k), module, hint, "unknown field %q", clip(k.Value))
 			} else {
-				p.d.Add("unknown-field", nodePos(k), module, hint, "unknown field %q in %s", clip(k.Value), what)
+				p.d.Add(diag.RuleUnknownField, nodePos(k), module, hint, "unknown field %q in %s", clip(k.Value), what)
 			}
 			continue
 		}
@@ -369,10 +369,10 @@ func (p *parser) integer(f field, name, module string, lo, hi int, hint string) 
 	}
 	switch {
 	case tooLarge && strings.HasPrefix(v.Value, "-"):
-		p.d.Add("invalid-value", pos, module, hint, "%s must be at least %d, got %s", name, lo, clip(v.Value))
+		p.d.Add(diag.RuleInvalidValue, pos, module, hint, "%s must be at least %d, got %s", name, lo, clip(v.Value))
 		return 0, false
 	case tooLarge:
-		p.d.Add("invalid-value", pos, module, hint, "%s must be at most %d, got %s", name, hi, clip(v.Value))
+		p.d.Add(diag.RuleInvalidValue, pos, module, hint, "%s must be at most %d, got %s", name, hi, clip(v.Value))
 		return 0, false
 	case v.Kind != yaml.ScalarNode || quoted || !plainInt && v.Tag != "!!int":
 		h := hint
@@ -381,7 +381,7 @@ func (p *parser) integer(f field, name, module string, lo, hi int, hint string) 
 				h = "remove the quotes: " + name + " is a number"
 			}
 		}
-		p.d.Add("invalid-value", pos, module, h, "%s must be a whole number, got %s", name, describe(v))
+		p.d.Add(diag.RuleInvalidValue, pos, module, h, "%s must be a whole number, got %s", name, describe(v))
 		return 0, false
 	case !decimal.MatchString(v.Value):
 		var x int64
@@ -389,7 +389,7 @@ func (p *parser) integer(f field, name, module string, lo, hi int, hint string) 
 		if err := v.Decode(&x); err == nil {
 			what = fmt.Sprintf("%s, which YAML reads as %d", what, x)
 		}
-		p.d.Add("invalid-value", pos, module, "write the number in plain decimal digits, without a leading zero, prefix or '_'",
+		p.d.Add(diag.RuleInvalidValue, pos, module, "write the number in plain decimal digits, without a leading zero, prefix or '_'",
 			"%s must be a decimal number, got %s", name, what)
 		return 0, false
 	}
@@ -397,13 +397,13 @@ func (p *parser) integer(f field, name, module string, lo, hi int, hint string) 
 	switch {
 	case err != nil && strings.HasPrefix(v.Value, "-"), err == nil && x < int64(lo):
 		if err != nil {
-			p.d.Add("invalid-value", pos, module, hint, "%s must be at least %d, got %s", name, lo, clip(v.Value))
+			p.d.Add(diag.RuleInvalidValue, pos, module, hint, "%s must be at least %d, got %s", name, lo, clip(v.Value))
 		} else {
-			p.d.Add("invalid-value", pos, module, hint, "%s must be at least %d, got %d", name, lo, x)
+			p.d.Add(diag.RuleInvalidValue, pos, module, hint, "%s must be at least %d, got %d", name, lo, x)
 		}
 		return 0, false
 	case err != nil || x > int64(hi):
-		p.d.Add("invalid-value", pos, module, hint, "%s must be at most %d, got %s", name, hi, clip(v.Value))
+		p.d.Add(diag.RuleInvalidValue, pos, module, hint, "%s must be at most %d, got %s", name, hi, clip(v.Value))
 		return 0, false
 	}
 	return int(x), true
@@ -418,7 +418,7 @@ func (p *parser) top(root *yaml.Node) {
 	if f, ok := fs["name"]; ok {
 		v := resolve(f.value)
 		if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
-			p.d.Add("invalid-value", nodePos(v), "", "", "name must be text, got %s", describe(v))
+			p.d.Add(diag.RuleInvalidValue, nodePos(v), "", "", "name must be text, got %s", describe(v))
 		} else {
 			p.l.Name = v.Value
 		}
@@ -427,7 +427,7 @@ func (p *parser) top(root *yaml.Node) {
 		v := resolve(f.value)
 		t := Target(v.Value)
 		if v.Kind != yaml.ScalarNode || !slices.Contains(Targets, t) {
-			p.d.Add("invalid-value", nodePos(v), "", "target is one of core, megatron-lm, megatron-bridge", "target must be one of core, megatron-lm, megatron-bridge, got %s", describe(v))
+			p.d.Add(diag.RuleInvalidValue, nodePos(v), "", "target is one of core, megatron-lm, megatron-bridge", "target must be one of core, megatron-lm, megatron-bridge, got %s", describe(v))
 		} else {
 			p.l.Target = t
 		}
@@ -437,9 +437,9 @@ func (p *parser) top(root *yaml.Node) {
 		ver, err := upstream.Parse(v.Value)
 		switch {
 		case v.Kind != yaml.ScalarNode || v.Tag == "!!null":
-			p.d.Add("invalid-value", nodePos(v), "", "target_version is "+upstream.Help(), "target_version must be a date or a PR number, got %s", describe(v))
+			p.d.Add(diag.RuleInvalidValue, nodePos(v), "", "target_version is "+upstream.Help(), "target_version must be a date or a PR number, got %s", describe(v))
 		case err != nil:
-			p.d.Add("invalid-value", nodePos(v), "", "target_version is "+upstream.Help(), "%v", err)
+			p.d.Add(diag.RuleInvalidValue, nodePos(v), "", "target_version is "+upstream.Help(), "%v", err)
 		default:
 			p.l.TargetVersion = ver
 		}
@@ -454,7 +454,7 @@ func (p *parser) top(root *yaml.Node) {
 func (p *parser) version(fs map[string]field) {
 	f, ok := fs["version"]
 	if !ok {
-		p.d.Add("invalid-value", diag.Pos{Line: 1, Column: 1}, "", "add 'version: 1' as the first line", "version is required")
+		p.d.Add(diag.RuleInvalidValue, diag.Pos{Line: 1, Column: 1}, "", "add 'version: 1' as the first line", "version is required")
 		return
 	}
 	v := resolve(f.value)
@@ -462,7 +462,7 @@ func (p *parser) version(fs map[string]field) {
 		p.l.Version = 1
 		return
 	}
-	p.d.Add("unsupported-version", nodePos(v), "", "this mimoplan reads 'version: 1'", "layout version %s is not supported", describe(v))
+	p.d.Add(diag.RuleUnsupportedVersion, nodePos(v), "", "this mimoplan reads 'version: 1'", "layout version %s is not supported", describe(v))
 }
 
 func (p *parser) world(fs map[string]field) {
@@ -485,16 +485,16 @@ func (p *parser) world(fs map[string]field) {
 			if nf, ok := cf["nodes"]; ok {
 				c.Nodes, okN = p.integer(nf, "cluster.nodes", "", 1, MaxWorldSize, "the number of machines")
 			} else {
-				p.d.Add("invalid-value", nodePos(resolve(f.value)), "", "add 'nodes: N'", "cluster.nodes is required")
+				p.d.Add(diag.RuleInvalidValue, nodePos(resolve(f.value)), "", "add 'nodes: N'", "cluster.nodes is required")
 			}
 			if gf, ok := cf["gpus_per_node"]; ok {
 				c.GPUsPerNode, okG = p.integer(gf, "cluster.gpus_per_node", "", 1, MaxWorldSize, "the number of GPUs on each machine")
 			} else {
-				p.d.Add("invalid-value", nodePos(resolve(f.value)), "", "add 'gpus_per_node: G'", "cluster.gpus_per_node is required")
+				p.d.Add(diag.RuleInvalidValue, nodePos(resolve(f.value)), "", "add 'gpus_per_node: G'", "cluster.gpus_per_node is required")
 			}
 			if okN && okG {
 				if c.Nodes > MaxWorldSize/c.GPUsPerNode {
-					p.d.Add("invalid-value", nodePos(resolve(f.value)), "", "", "cluster has %d*%d ranks, more than %d", c.Nodes, c.GPUsPerNode, MaxWorldSize)
+					p.d.Add(diag.RuleInvalidValue, nodePos(resolve(f.value)), "", "", "cluster has %d*%d ranks, more than %d", c.Nodes, c.GPUsPerNode, MaxWorldSize)
 				} else {
 					cw = c.Nodes * c.GPUsPerNode
 					p.l.Cluster = c
@@ -506,9 +506,9 @@ func (p *parser) world(fs map[string]field) {
 	_, hasCluster := fs["cluster"]
 	switch {
 	case !hasWS && !hasCluster:
-		p.d.Add("invalid-value", diag.Pos{Line: 1, Column: 1}, "", "add 'world_size: N', or 'cluster: {nodes: N, gpus_per_node: G}'", "layout needs world_size or cluster")
+		p.d.Add(diag.RuleInvalidValue, diag.Pos{Line: 1, Column: 1}, "", "add 'world_size: N', or 'cluster: {nodes: N, gpus_per_node: G}'", "layout needs world_size or cluster")
 	case ws > 0 && cw > 0 && ws != cw:
-		p.d.Add("world-size-mismatch", p.l.pos["world_size"], "",
+		p.d.Add(diag.RuleWorldSizeMismatch, p.l.pos["world_size"], "",
 			fmt.Sprintf("set world_size to %d, or change the cluster", cw),
 			"world_size %d != cluster.nodes * cluster.gpus_per_node = %d * %d = %d", ws, p.l.Cluster.Nodes, p.l.Cluster.GPUsPerNode, cw)
 		p.l.WorldSize = ws
@@ -537,7 +537,7 @@ func (p *parser) batch(fs map[string]field) {
 		b.MicroBatchSize, ok = p.integer(mf, "batch.micro_batch_size", "", 1, maxBatch, "samples per micro-batch")
 		good = good && ok
 	} else {
-		p.d.Add("invalid-value", nodePos(resolve(f.value)), "", "add 'micro_batch_size: N'", "batch.micro_batch_size is required")
+		p.d.Add(diag.RuleInvalidValue, nodePos(resolve(f.value)), "", "add 'micro_batch_size: N'", "batch.micro_batch_size is required")
 		good = false
 	}
 	if gf, ok := bf["global_batch_size"]; ok {
@@ -552,12 +552,12 @@ func (p *parser) batch(fs map[string]field) {
 func (p *parser) modules(fs map[string]field) {
 	f, ok := fs["modules"]
 	if !ok {
-		p.d.Add("invalid-value", diag.Pos{Line: 1, Column: 1}, "", "add a 'modules:' list with at least the module named language", "modules is required")
+		p.d.Add(diag.RuleInvalidValue, diag.Pos{Line: 1, Column: 1}, "", "add a 'modules:' list with at least the module named language", "modules is required")
 		return
 	}
 	seq := resolve(f.value)
 	if seq.Kind != yaml.SequenceNode || len(seq.Content) == 0 {
-		p.d.Add("invalid-value", nodePos(seq), "", "list modules as '- name: language' items", "modules must be a non-empty list, got %s", describe(seq))
+		p.d.Add(diag.RuleInvalidValue, nodePos(seq), "", "list modules as '- name: language' items", "modules must be a non-empty list, got %s", describe(seq))
 		return
 	}
 	limit := p.l.WorldSize
@@ -569,7 +569,7 @@ func (p *parser) modules(fs map[string]field) {
 		m := p.module(n, i, limit)
 		if m.Name != "" {
 			if line, dup := names[m.Name]; dup {
-				p.d.Add("duplicate-module", m.Pos("name"), m.Name, "give each module its own name", "module name %q is already used at line %d", m.Name, line)
+				p.d.Add(diag.RuleDuplicateModule, m.Pos("name"), m.Name, "give each module its own name", "module name %q is already used at line %d", m.Name, line)
 				m.Broken = true
 			} else {
 				names[m.Name] = m.Pos("name").Line
@@ -609,16 +609,16 @@ func (p *parser) module(n *yaml.Node, index, limit int) Module {
 		v := resolve(f.value)
 		switch {
 		case v.Kind != yaml.ScalarNode || v.Tag != "!!str":
-			p.d.Add("invalid-value", nodePos(v), "", "a module name is lower-case letters, digits and _", "%s.name must be text, got %s", what, describe(v))
+			p.d.Add(diag.RuleInvalidValue, nodePos(v), "", "a module name is lower-case letters, digits and _", "%s.name must be text, got %s", what, describe(v))
 			m.Broken = true
 		case len(v.Value) > 64 || !moduleName.MatchString(v.Value):
-			p.d.Add("invalid-value", nodePos(v), "", "a module name matches [a-z][a-z0-9_]*, e.g. vision or language", "%s.name %q is not a valid module name", what, clip(v.Value))
+			p.d.Add(diag.RuleInvalidValue, nodePos(v), "", "a module name matches [a-z][a-z0-9_]*, e.g. vision or language", "%s.name %q is not a valid module name", what, clip(v.Value))
 			m.Broken = true
 		default:
 			m.Name = v.Value
 		}
 	} else {
-		p.d.Add("invalid-value", nodePos(n), "", "add 'name: ...'; exactly one module is named language", "%s has no name", what)
+		p.d.Add(diag.RuleInvalidValue, nodePos(n), "", "add 'name: ...'; exactly one module is named language", "%s has no name", what)
 		m.Broken = true
 	}
 	sizes := map[string]*int{"tp": &m.TP, "gtp_remat": &m.GTPRemat, "cp": &m.CP, "pp": &m.PP, "ep": &m.EP, "expt_tp": &m.ExptTP, "expt_gtp_remat": &m.ExptGTPRemat, "dp": &m.DP, "num_ranks": &m.NumRanks}
@@ -694,11 +694,11 @@ func (p *parser) ranks(m *Module, fs map[string]field, limit int, suggested map[
 			m.Broken = true // the misspelt key is already reported
 			return
 		}
-		p.d.Add("invalid-value", m.Pos(""), m.Name, "add 'num_ranks: N' (dp is then derived) or 'dp: N'", "module needs num_ranks or dp")
+		p.d.Add(diag.RuleInvalidValue, m.Pos(""), m.Name, "add 'num_ranks: N' (dp is then derived) or 'dp: N'", "module needs num_ranks or dp")
 		m.Broken = true
 	case hasN && hasDP:
 		if want, ok2 := mul(limit, dense, m.DP); !ok || !ok2 || want != m.NumRanks {
-			p.d.Add("dp-mismatch", m.Pos("dp"), m.Name,
+			p.d.Add(diag.RuleDPMismatch, m.Pos("dp"), m.Name,
 				"give only num_ranks and let dp be derived, or fix one of them",
 				"num_ranks %d != tp*gtp_remat*cp*pp*dp = %d*%d*%d*%d*%d", m.NumRanks, m.TP, m.GTPRemat, m.CP, m.PP, m.DP)
 			m.Broken = true
@@ -707,7 +707,7 @@ func (p *parser) ranks(m *Module, fs map[string]field, limit int, suggested map[
 	default: // dp alone
 		n, ok2 := mul(limit, dense, m.DP)
 		if !ok || !ok2 {
-			p.d.Add("invalid-value", m.Pos("dp"), m.Name, "lower dp or the other sizes",
+			p.d.Add(diag.RuleInvalidValue, m.Pos("dp"), m.Name, "lower dp or the other sizes",
 				"tp*gtp_remat*cp*pp*dp = %d*%d*%d*%d*%d is more than world_size (%d)", m.TP, m.GTPRemat, m.CP, m.PP, m.DP, limit)
 			m.Broken = true
 			return

@@ -50,7 +50,7 @@ func (p *parser) specModule(m *Module, fs map[string]field) {
 	if f, ok := fs["align"]; ok {
 		v := resolve(f.value)
 		if v.Kind != yaml.ScalarNode || v.Tag != "!!str" || v.Value != "node" {
-			p.d.Add("invalid-value", nodePos(v), m.Name, "align: node keeps the module on whole nodes; leave it out otherwise",
+			p.d.Add(diag.RuleInvalidValue, nodePos(v), m.Name, "align: node keeps the module on whole nodes; leave it out otherwise",
 				"align must be node, got %s", describe(v))
 			m.Broken = true
 		} else {
@@ -63,7 +63,7 @@ func (p *parser) specModule(m *Module, fs map[string]field) {
 func (p *parser) boolean(f field, name, module string) (bool, bool) {
 	v := resolve(f.value)
 	if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" || quotedStyle(v) || (v.Value != "true" && v.Value != "false") {
-		p.d.Add("invalid-value", nodePos(v), module, "write true or false", "%s must be true or false, got %s", name, describe(v))
+		p.d.Add(diag.RuleInvalidValue, nodePos(v), module, "write true or false", "%s must be true or false, got %s", name, describe(v))
 		return false, false
 	}
 	return v.Value == "true", true

@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/model"
 )
 
@@ -53,7 +54,7 @@ func (p *parser) training(fs map[string]field) {
 				t.RecomputeGranularity = n.Value
 			case n.Kind == yaml.ScalarNode && n.Tag == "!!str" && n.Value == "none":
 			default:
-				p.d.Add("invalid-value", nodePos(n), "", "none (the default), selective or full",
+				p.d.Add(diag.RuleInvalidValue, nodePos(n), "", "none (the default), selective or full",
 					"training.recompute_granularity must be none, selective or full, got %s", describe(n))
 				good = false
 			}
@@ -104,13 +105,13 @@ func (p *parser) gpuMemory(f field) {
 		if v.Kind == yaml.ScalarNode && v.Tag == "!!int" {
 			hint = "add the unit: " + v.Value + "GiB, " + v.Value + "GB or " + v.Value + "MiB"
 		}
-		p.d.Add("invalid-value", nodePos(v), "", hint, "cluster.gpu_memory must be a size such as 80GiB, got %s", describe(v))
+		p.d.Add(diag.RuleInvalidValue, nodePos(v), "", hint, "cluster.gpu_memory must be a size such as 80GiB, got %s", describe(v))
 		return
 	}
 	x, err := strconv.ParseFloat(m[1], 64)
 	b := x * memoryUnits[m[2]]
 	if err != nil || b < 1<<20 || b > maxGPUMemory || math.IsNaN(b) {
-		p.d.Add("invalid-value", nodePos(v), "", hint, "cluster.gpu_memory must be between 1MiB and 64TiB, got %s", clip(v.Value))
+		p.d.Add(diag.RuleInvalidValue, nodePos(v), "", hint, "cluster.gpu_memory must be between 1MiB and 64TiB, got %s", clip(v.Value))
 		return
 	}
 	p.l.GPUMemory = int64(b)

@@ -16,7 +16,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/mimoplan/mimoplan/internal/validate"
+	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
 const flushAt = 64 << 10
@@ -63,7 +63,7 @@ func (l *writer) run(start, stride, n int) {
 // Write writes the integers of `mimoplan render --format FORMAT` of the
 // whole topology (FORMAT json, yaml or csv), or of `--by rank` with
 // byRank, and returns the bytes written.
-func Write(w io.Writer, t *validate.Topology, format string, byRank bool) (int64, error) {
+func Write(w io.Writer, t *topo.Topology, format string, byRank bool) (int64, error) {
 	l := &writer{w: w, buf: make([]byte, 0, flushAt+64)}
 	switch {
 	case format != "json" && format != "yaml" && format != "csv":
@@ -83,7 +83,7 @@ func Write(w io.Writer, t *validate.Topology, format string, byRank bool) (int64
 
 // groups: every member of every group; csv rows also carry the group's
 // index and size.
-func groups(l *writer, t *validate.Topology, csv bool) {
+func groups(l *writer, t *topo.Topology, csv bool) {
 	for _, m := range t.Modules {
 		if !csv {
 			for _, v := range []int{m.RankOffset, m.NumRanks, m.TP, m.GTPRemat, m.CP, m.PP, m.DP, m.EP, m.ExptTP, m.ExptGTPRemat, m.ExptDP} {
@@ -108,7 +108,7 @@ func groups(l *writer, t *validate.Topology, csv bool) {
 
 // ranks: per (rank, module) row the rank, its node and local GPU (when the
 // cluster is known) and nine coordinates.
-func ranks(l *writer, t *validate.Topology) {
+func ranks(l *writer, t *topo.Topology) {
 	gpn := 0
 	if t.Cluster != nil {
 		gpn = t.Cluster.GPUsPerNode

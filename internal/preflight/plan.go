@@ -8,7 +8,7 @@ import (
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/exitcode"
 	"github.com/mimoplan/mimoplan/internal/launch"
-	"github.com/mimoplan/mimoplan/internal/validate"
+	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
 // Formats are preflight --emit's output: the torchrun lines, or a
@@ -21,7 +21,7 @@ var planFile = map[string]string{"sh": "preflight.sh", "slurm": "preflight.slurm
 // emitPlan writes a launch plan in format that runs the payload (o.Dir,
 // absolute, holds it and plan.json) on every node: one sbatch script or
 // one Kubernetes job rather than a line per node.
-func emitPlan(stdout, stderr io.Writer, res *validate.Result, lo launch.Options, o Options, format, image string, planJSON []byte) error {
+func emitPlan(stdout, stderr io.Writer, t *topo.Topology, lo launch.Options, o Options, format, image string, planJSON []byte) error {
 	lo.Rendezvous = launch.Static
 	lo.Program = Program(o)
 	lo.Entrypoint = o.Launcher
@@ -29,10 +29,10 @@ func emitPlan(stdout, stderr io.Writer, res *validate.Result, lo launch.Options,
 	if (format == "k8s" || format == "pytorchjob") && (lo.Image == "" || len(lo.Hosts) > 0 || lo.MasterAddr != "") {
 		return exitcode.Usagef("--format %s needs --image, and the operator names the pods: drop --hosts and --master-addr", format)
 	}
-	if c := res.Topology.Cluster; format == "sh" && len(lo.Hosts) == 0 && c != nil && c.Nodes > 1 {
-		return exitcode.Usagef("--format sh: the layout has %d nodes: give their hosts with --hosts", c.Nodes)
+	if nodes, _ := t.Nodes(); format == "sh" && len(lo.Hosts) == 0 && nodes > 1 {
+		return exitcode.Usagef("--format sh: the layout has %d nodes: give their hosts with --hosts", nodes)
 	}
-	plan, d, err := launch.Build(res, lo)
+	plan, d, err := launch.Build(t, lo)
 	if err != nil {
 		return exitcode.Usagef("%v", err)
 	}

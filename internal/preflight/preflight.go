@@ -24,7 +24,7 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/launch"
-	"github.com/mimoplan/mimoplan/internal/validate"
+	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
 // Payload is the program every rank runs (payload/preflight.py).
@@ -149,31 +149,26 @@ type Node struct {
 // static rendezvous (lo gives hosts, master address and port). One-node
 // layouts get the Standalone line. Host and port problems come back as
 // diagnostics; a plan without a master address is an error.
-func Nodes(res *validate.Result, lo launch.Options, o Options) ([]Node, *diag.List, error) {
+func Nodes(t *topo.Topology, lo launch.Options, o Options) ([]Node, *diag.List, error) {
 	o = o.withDefaults()
 	if err := o.Check(); err != nil {
 		return nil, nil, err
 	}
-	if res == nil || res.Topology == nil {
-		return nil, nil, errors.New("preflight: the layout is not valid")
+	if t == nil || t.Layout == nil {
+		return nil, nil, errors.New("preflight: no topology: the layout is not valid")
 	}
-	t := res.Topology
-	if t.Cluster == nil || t.Cluster.Nodes <= 1 {
-		nproc := t.WorldSize
-		if t.Cluster != nil {
-			nproc = t.Cluster.GPUsPerNode
-		}
+	if nodes, nproc := t.Nodes(); nodes <= 1 {
 		argv, err := Standalone(nproc, o)
 		if err != nil {
 			return nil, nil, err
 		}
-		return []Node{{Host: "localhost", Argv: argv}}, &diag.List{File: res.Diags.File}, nil
+		return []Node{{Host: "localhost", Argv: argv}}, &diag.List{File: t.Layout.File}, nil
 	}
 	lo.Rendezvous = launch.Static
 	lo.Program = Program(o)
 	lo.Entrypoint = o.Launcher
 	lo.LayoutArgs = false
-	plan, d, err := launch.Build(res, lo)
+	plan, d, err := launch.Build(t, lo)
 	if err != nil || d.HasErrors() {
 		return nil, d, err
 	}

@@ -161,7 +161,7 @@ modules:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			nodes, d, err := preflight.Nodes(load(t, tt.layout), tt.lo, o)
+			nodes, d, err := preflight.Nodes(load(t, tt.layout).Topology, tt.lo, o)
 			if tt.wantErr != "" {
 				require.ErrorContains(t, err, tt.wantErr)
 				return

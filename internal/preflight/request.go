@@ -12,7 +12,7 @@ import (
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/exitcode"
 	"github.com/mimoplan/mimoplan/internal/launch"
-	"github.com/mimoplan/mimoplan/internal/validate"
+	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
 // Request is one preflight run as the user asked for it.
@@ -86,11 +86,10 @@ func (r *Request) Check() (launch.Options, error) {
 // (Emit), or runs the line of this node (Run), for a valid layout. lo,
 // from Check, places the nodes. The exit status of a run comes back as
 // the error's exit code.
-func Execute(ctx context.Context, stdout, stderr io.Writer, res *validate.Result, r Request, lo launch.Options) error {
-	if err := diag.WriteText(stderr, res.Diags); err != nil {
+func Execute(ctx context.Context, stdout, stderr io.Writer, t *topo.Topology, warnings *diag.List, r Request, lo launch.Options) error {
+	if err := diag.WriteText(stderr, warnings); err != nil {
 		return err
 	}
-	t := res.Topology
 	if r.Run && t.Cluster != nil && t.Cluster.Nodes > 1 {
 		return exitcode.Usagef("--run starts this node's torchrun only, and the layout has %d nodes: use --emit and run each printed line on its node", t.Cluster.Nodes)
 	}
@@ -120,10 +119,10 @@ func Execute(ctx context.Context, stdout, stderr io.Writer, res *validate.Result
 	}
 	o.Dir = dir
 	if r.Format != "lines" {
-		return emitPlan(stdout, stderr, res, lo, o, r.Format, r.Image, plan.Bytes())
+		return emitPlan(stdout, stderr, t, lo, o, r.Format, r.Image, plan.Bytes())
 	}
 	// The lines first: a host problem must not leave files behind.
-	nodes, diags, err := Nodes(res, lo, o)
+	nodes, diags, err := Nodes(t, lo, o)
 	if diags != nil && diags.HasErrors() {
 		if err := diag.WriteText(stderr, diags); err != nil {
 			return err

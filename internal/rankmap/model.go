@@ -12,7 +12,7 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/grid"
-	"github.com/mimoplan/mimoplan/internal/validate"
+	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
 // AggregateAbove is the largest world drawn a cell per rank; a larger one
@@ -37,7 +37,7 @@ type Page struct {
 
 // Map is what both pictures draw.
 type Map struct {
-	t       *validate.Topology
+	t       *topo.Topology
 	Name    string
 	World   int
 	Row     int    // GPUs per node, or defaultRow
@@ -61,7 +61,7 @@ type Module struct {
 }
 
 // New builds the map of a topology. kind must be a group kind or "".
-func New(t *validate.Topology, kind string) (*Map, error) {
+func New(t *topo.Topology, kind string) (*Map, error) {
 	if kind == "" {
 		kind = "tp"
 	}
@@ -74,7 +74,7 @@ func New(t *validate.Topology, kind string) (*Map, error) {
 	}
 	m.Rows = (t.WorldSize + m.Row - 1) / m.Row
 	m.Aggregated = t.WorldSize > AggregateAbove
-	bridge := t.Mode == validate.NonColocated && t.Module(grid.LanguageModule) != nil
+	bridge := t.Mode == topo.NonColocated && t.Module(grid.LanguageModule) != nil
 	for i, gm := range t.Modules {
 		mod := Module{Module: gm, Color: Palette[i%len(Palette)]}
 		if bridge {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/exitcode"
-	"github.com/mimoplan/mimoplan/internal/validate"
+	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
 // Accept decides whether a checked layout can be rendered. render needs
@@ -16,7 +16,7 @@ import (
 // cannot run the layout) do not change the groups: their errors are
 // written to w and rendering goes on; validate and launch-plan fail on
 // them.
-func Accept(w io.Writer, t *validate.Topology, d *diag.List) error {
+func Accept(w io.Writer, t *topo.Topology, d *diag.List) error {
 	if t == nil {
 		if err := diag.Print(w, []*diag.List{d}, diag.FormatText, false); err != nil {
 			return err

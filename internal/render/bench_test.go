@@ -9,6 +9,7 @@ import (
 	"github.com/mimoplan/mimoplan/internal/limit"
 	"github.com/mimoplan/mimoplan/internal/render"
 	"github.com/mimoplan/mimoplan/internal/testutil"
+	"github.com/mimoplan/mimoplan/internal/topo"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
@@ -21,7 +22,7 @@ func (c *countingWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); re
 var scaleLayout = filepath.Join(testutil.RepoRoot(), "layouts", "scale-131072.yaml")
 
 // loadFile reads, parses and checks a layout for a benchmark.
-func loadFile(b *testing.B, path string) *validate.Topology {
+func loadFile(b *testing.B, path string) *topo.Topology {
 	res, err := validate.Load(path)
 	if err != nil {
 		b.Fatalf("load: %v", err)
@@ -86,7 +87,7 @@ func BenchmarkStream(b *testing.B) {
 // load is what render does first: read, parse and check the layout. The
 // scale layout breaks a runtime rule (cp 2 across the bridge) but passes
 // the core rules, which is all render needs to print its groups.
-func load(b *testing.B) *validate.Topology {
+func load(b *testing.B) *topo.Topology {
 	res, err := validate.Load(scaleLayout)
 	if err != nil {
 		b.Fatalf("load: %v", err)

@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/mimoplan/mimoplan/internal/grid"
-	"github.com/mimoplan/mimoplan/internal/validate"
+	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
 // DefaultPage is how many ranks a --by rank table shows when neither
@@ -15,7 +15,7 @@ import (
 const DefaultPage = 64
 
 // page is the ranks [lo, hi) that --by rank prints.
-func page(t *validate.Topology, o Options) (lo, hi int, err error) {
+func page(t *topo.Topology, o Options) (lo, hi int, err error) {
 	if o.Offset >= t.WorldSize {
 		return 0, 0, usage("--offset %d is past the last rank, %d", o.Offset, t.WorldSize-1)
 	}
@@ -59,7 +59,7 @@ func groupIndex(m *grid.Module, kind string, rank int) string {
 // dims that are more than 1 in some selected module, the group index of
 // each kind --group asks for, and a line saying which ranks were shown.
 // Every page is streamed: its widths come from the sizes, not the rows.
-func byRankTable(w *bufio.Writer, t *validate.Topology, sel selection, o Options, lo, hi int, kinds []string) error {
+func byRankTable(w *bufio.Writer, t *topo.Topology, sel selection, o Options, lo, hi int, kinds []string) error {
 	placed := t.Cluster != nil && t.Cluster.GPUsPerNode > 0
 	header := []string{"rank", "node", "gpu", "module"}
 	widths := []int{digits(hi - 1), 1, 1, 0}

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/mimoplan/mimoplan/internal/grid"
-	"github.com/mimoplan/mimoplan/internal/validate"
+	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
 // rankCursor walks one module's ranks in order, keeping each rank's
@@ -74,7 +74,7 @@ func (c *rankCursor) seek(m *grid.Module, r int) {
 // modules in layout order. Each row ends with the index of its group of
 // each of kinds (null, or an empty field, when no group of it holds the
 // rank).
-func byRankStream(w io.Writer, t *validate.Topology, sel selection, format string, header []string, lo, hi int, kinds []string) error {
+func byRankStream(w io.Writer, t *topo.Topology, sel selection, format string, header []string, lo, hi int, kinds []string) error {
 	o := newOut(w)
 	curs := make([]*rankCursor, len(sel.modules))
 	for i, m := range sel.modules {

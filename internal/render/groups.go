@@ -8,10 +8,10 @@ import (
 	"unicode"
 
 	"github.com/mimoplan/mimoplan/internal/grid"
-	"github.com/mimoplan/mimoplan/internal/validate"
+	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
-func renderGroups(w *bufio.Writer, t *validate.Topology, sel selection, o Options) error {
+func renderGroups(w *bufio.Writer, t *topo.Topology, sel selection, o Options) error {
 	out := newOut(w)
 	switch o.Format {
 	case "json":
@@ -26,7 +26,7 @@ func renderGroups(w *bufio.Writer, t *validate.Topology, sel selection, o Option
 	return out.close()
 }
 
-func groupsJSON(o *out, t *validate.Topology, sel selection) {
+func groupsJSON(o *out, t *topo.Topology, sel selection) {
 	o.s(`{"version":1,"name":`)
 	o.quoted(t.Name)
 	o.s(`,"world_size":`)
@@ -61,7 +61,7 @@ func groupsJSON(o *out, t *validate.Topology, sel selection) {
 	o.s("]}\n")
 }
 
-func groupsYAML(o *out, t *validate.Topology, sel selection) {
+func groupsYAML(o *out, t *topo.Topology, sel selection) {
 	o.s("version: 1\nname: ")
 	o.quoted(t.Name)
 	o.s("\nworld_size: ")
@@ -118,7 +118,7 @@ func groupsCSV(o *out, sel selection) {
 
 // title is the layout's name for a table heading; a name with characters
 // a terminal would act on (a newline, an escape) is shown quoted.
-func title(t *validate.Topology) string {
+func title(t *topo.Topology) string {
 	switch {
 	case t.Name == "":
 		return "layout"

@@ -7,12 +7,12 @@ import (
 	"strings"
 
 	"github.com/mimoplan/mimoplan/internal/grid"
-	"github.com/mimoplan/mimoplan/internal/validate"
+	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
 // groupsTable is the table form of render: per module a heading and its
 // folded table (or, with Full, a row per group).
-func groupsTable(w *bufio.Writer, t *validate.Topology, sel selection, o Options) error {
+func groupsTable(w *bufio.Writer, t *topo.Topology, sel selection, o Options) error {
 	width := o.width()
 	writeWrapped(w, []string{title(t) + ":", fmt.Sprintf("%d ranks,", t.WorldSize), string(t.Mode) + ",", fmt.Sprintf("%d modules", len(t.Modules))}, " ", width)
 	for _, m := range sel.modules {
@@ -37,7 +37,7 @@ func groupsTable(w *bufio.Writer, t *validate.Topology, sel selection, o Options
 
 // moduleHeading is the pieces of a module's heading: name, span, nodes
 // and the sizes that are not 1.
-func moduleHeading(t *validate.Topology, m *grid.Module) []string {
+func moduleHeading(t *topo.Topology, m *grid.Module) []string {
 	parts := []string{m.Name, fmt.Sprintf(" ranks [%d, %d)", m.RankOffset, m.RankOffset+m.NumRanks)}
 	if t.Cluster != nil && t.Cluster.GPUsPerNode > 0 {
 		gpn := t.Cluster.GPUsPerNode
@@ -67,7 +67,7 @@ func writeWrapped(w *bufio.Writer, words []string, sep string, width int) {
 // foldedTable is a module's table: a row per kind (or set of identical
 // kinds), with the number of groups, their size, how many nodes one spans
 // and the first groups, cut to fit width.
-func foldedTable(w *bufio.Writer, t *validate.Topology, o Options, rows []kindRow) error {
+func foldedTable(w *bufio.Writer, t *topo.Topology, o Options, rows []kindRow) error {
 	placed := t.Cluster != nil && t.Cluster.GPUsPerNode > 0
 	header := []string{"group", "groups", "size"}
 	right := []bool{false, true, true}
@@ -126,7 +126,7 @@ func split(o Options, used, names, minNames, ranks int) (int, int) {
 }
 
 // fullGroupsTable streams one row per group, long groups over several rows.
-func fullGroupsTable(w *bufio.Writer, t *validate.Topology, o Options, groups []grid.Group) {
+func fullGroupsTable(w *bufio.Writer, t *topo.Topology, o Options, groups []grid.Group) {
 	placed := t.Cluster != nil && t.Cluster.GPUsPerNode > 0
 	widths := []int{0, 0, 0, 0}
 	longest := 0

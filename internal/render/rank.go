@@ -4,12 +4,12 @@ import (
 	"bufio"
 
 	"github.com/mimoplan/mimoplan/internal/grid"
-	"github.com/mimoplan/mimoplan/internal/validate"
+	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
 // renderRank prints the groups one rank belongs to, module by module,
 // with its coordinates.
-func renderRank(w *bufio.Writer, t *validate.Topology, sel selection, o Options) error {
+func renderRank(w *bufio.Writer, t *topo.Topology, sel selection, o Options) error {
 	r := o.Rank
 	type member struct {
 		kind  string
@@ -180,7 +180,7 @@ var byRankColumns = []string{"tp", "gtp_remat", "cp", "dp", "pp", "expt_tp", "ep
 
 // renderByRank prints one row per (rank, module) of the ranks --limit and
 // --offset page: a colocated rank has a row for every module it serves.
-func renderByRank(w *bufio.Writer, t *validate.Topology, sel selection, o Options) error {
+func renderByRank(w *bufio.Writer, t *topo.Topology, sel selection, o Options) error {
 	lo, hi, err := page(t, o)
 	if err != nil {
 		return err

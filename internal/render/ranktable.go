@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/mimoplan/mimoplan/internal/grid"
-	"github.com/mimoplan/mimoplan/internal/validate"
+	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
 // rankEntry is one module a rank serves: its coordinates and the groups
@@ -23,7 +23,7 @@ type rankEntry struct {
 // rankTable prints the table form of --rank: per module the rank's
 // coordinates as positions (tp 1/2) and its groups, folded like a
 // module's table.
-func rankTable(w *bufio.Writer, t *validate.Topology, o Options, entries []rankEntry) error {
+func rankTable(w *bufio.Writer, t *topo.Topology, o Options, entries []rankEntry) error {
 	r := o.Rank
 	width := o.width()
 	if node, gpu, placed := place(t, r); placed {
@@ -78,7 +78,7 @@ func positions(m *grid.Module, c coords) (dense, expert []string) {
 // rankGroupsTable is the table of one rank's groups in one module: the
 // group's index, size, nodes and members, cut to fit the width unless
 // Full.
-func rankGroupsTable(w *bufio.Writer, t *validate.Topology, o Options, en rankEntry, rows []kindRow) error {
+func rankGroupsTable(w *bufio.Writer, t *topo.Topology, o Options, en rankEntry, rows []kindRow) error {
 	placed := t.Cluster != nil && t.Cluster.GPUsPerNode > 0
 	header := []string{"group", "index", "size"}
 	right := []bool{false, true, true}

@@ -13,7 +13,7 @@ import (
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/rankmap"
-	"github.com/mimoplan/mimoplan/internal/validate"
+	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
 // Formats lists the output formats of render.
@@ -59,7 +59,7 @@ func (e *UsageError) Error() string { return e.msg }
 func usage(format string, args ...any) error { return &UsageError{fmt.Sprintf(format, args...)} }
 
 // Render writes the topology in the requested form.
-func Render(w io.Writer, t *validate.Topology, o Options) error {
+func Render(w io.Writer, t *topo.Topology, o Options) error {
 	if !slices.Contains(Formats, o.Format) {
 		return usage("unknown format %q: want one of %s", o.Format, strings.Join(Formats, ", "))
 	}
@@ -98,7 +98,7 @@ func Render(w io.Writer, t *validate.Topology, o Options) error {
 }
 
 // picture writes the rank map, --group naming the kind outlined.
-func picture(w io.Writer, t *validate.Topology, o Options) error {
+func picture(w io.Writer, t *topo.Topology, o Options) error {
 	switch {
 	case o.HasRank || o.ByRank || len(o.Modules) > 0 || o.Full || o.AllGroups:
 		return usage("--format %s draws every rank of every module: --rank, --by, --module, --full and --all-groups do not apply", o.Format)
@@ -121,7 +121,7 @@ func picture(w io.Writer, t *validate.Topology, o Options) error {
 
 // JSON writes the plan JSON of the whole topology: the format that
 // preflight and launch-plan hand to programs.
-func JSON(w io.Writer, t *validate.Topology) error {
+func JSON(w io.Writer, t *topo.Topology) error {
 	return Render(w, t, Options{Format: "json"})
 }
 
@@ -145,7 +145,7 @@ func (s selection) groups(m *grid.Module) []grid.Group {
 	return out
 }
 
-func selectFrom(t *validate.Topology, o Options) (selection, error) {
+func selectFrom(t *topo.Topology, o Options) (selection, error) {
 	var s selection
 	for _, name := range o.Modules {
 		if t.Module(name) == nil {
@@ -181,7 +181,7 @@ func selectFrom(t *validate.Topology, o Options) (selection, error) {
 }
 
 // place returns a rank's node and local GPU, when the cluster is known.
-func place(t *validate.Topology, rank int) (node, gpu int, ok bool) {
+func place(t *topo.Topology, rank int) (node, gpu int, ok bool) {
 	if t.Cluster == nil || t.Cluster.GPUsPerNode == 0 {
 		return 0, 0, false
 	}

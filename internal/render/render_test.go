@@ -13,6 +13,7 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/render"
+	"github.com/mimoplan/mimoplan/internal/topo"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
@@ -29,7 +30,7 @@ modules:
     pp: 2
 `
 
-func topo(t *testing.T, src string) *validate.Topology {
+func topology(t *testing.T, src string) *topo.Topology {
 	t.Helper()
 	l, d := layout.Parse("t.yaml", []byte(src))
 	res := validate.Check(l, d)
@@ -37,7 +38,7 @@ func topo(t *testing.T, src string) *validate.Topology {
 	return res.Topology
 }
 
-func run(t *testing.T, tp *validate.Topology, o render.Options) string {
+func run(t *testing.T, tp *topo.Topology, o render.Options) string {
 	t.Helper()
 	var b bytes.Buffer
 	require.NoError(t, render.Render(&b, tp, o))
@@ -46,7 +47,7 @@ func run(t *testing.T, tp *validate.Topology, o render.Options) string {
 
 // The YAML and CSV forms must carry exactly the groups of the JSON form.
 func TestFormatsAgree(t *testing.T) {
-	tp := topo(t, twoNode)
+	tp := topology(t, twoNode)
 	var fromJSON, fromYAML planJSON
 	require.NoError(t, json.Unmarshal([]byte(run(t, tp, render.Options{Format: "json"})), &fromJSON))
 	var anyYAML any
@@ -82,7 +83,7 @@ func TestFormatsAgree(t *testing.T) {
 }
 
 func TestFilters(t *testing.T) {
-	tp := topo(t, twoNode)
+	tp := topology(t, twoNode)
 	var got planJSON
 	require.NoError(t, json.Unmarshal([]byte(run(t, tp, render.Options{Format: "json", Modules: []string{"language"}, Groups: []string{"tp", "pp"}})), &got))
 	require.Len(t, got.Modules, 1)
@@ -103,7 +104,7 @@ func TestFilters(t *testing.T) {
 }
 
 func TestRank(t *testing.T) {
-	tp := topo(t, twoNode)
+	tp := topology(t, twoNode)
 	var got struct {
 		Rank     int  `json:"rank"`
 		Node     *int `json:"node"`
@@ -143,7 +144,7 @@ func TestRank(t *testing.T) {
 }
 
 func TestByRank(t *testing.T) {
-	tp := topo(t, twoNode)
+	tp := topology(t, twoNode)
 	rows, err := csv.NewReader(strings.NewReader(run(t, tp, render.Options{Format: "csv", ByRank: true}))).ReadAll()
 	require.NoError(t, err)
 	require.Len(t, rows, 9)
@@ -165,7 +166,7 @@ func TestByRank(t *testing.T) {
 	assert.Equal(t, 1, y.Ranks[5]["node"])
 
 	// Colocated ranks get one row per module.
-	colo := topo(t, "version: 1\nworld_size: 4\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, rank_offset: 0, tp: 2}\n")
+	colo := topology(t, "version: 1\nworld_size: 4\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, rank_offset: 0, tp: 2}\n")
 	rows, err = csv.NewReader(strings.NewReader(run(t, colo, render.Options{Format: "csv", ByRank: true}))).ReadAll()
 	require.NoError(t, err)
 	assert.Len(t, rows, 9)
@@ -181,7 +182,7 @@ func TestTitleIsInert(t *testing.T) {
 		`"tab\there"`:    `"tab\there": 2 ranks`,
 		`"unicode ü ok"`: "unicode ü ok: 2 ranks",
 	} {
-		tp := topo(t, "version: 1\nname: "+name+"\nworld_size: 2\nmodules: [{name: language, num_ranks: 2}]\n")
+		tp := topology(t, "version: 1\nname: "+name+"\nworld_size: 2\nmodules: [{name: language, num_ranks: 2}]\n")
 		out := run(t, tp, render.Options{Format: "table"})
 		assert.True(t, strings.HasPrefix(out, want), "%s: %q", name, out[:min(len(out), 40)])
 		out = run(t, tp, render.Options{Format: "markdown"})

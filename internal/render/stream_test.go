@@ -17,16 +17,17 @@ import (
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/render"
 	"github.com/mimoplan/mimoplan/internal/testutil"
+	"github.com/mimoplan/mimoplan/internal/topo"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
-func goldenTopologies(t *testing.T) map[string]*validate.Topology {
+func goldenTopologies(t *testing.T) map[string]*topo.Topology {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(testutil.GoldenDir(), "layouts", "*.yaml"))
 	require.NoError(t, err)
 	more, err := filepath.Glob(filepath.Join(testutil.RepoRoot(), "layouts", "*-*gpu.yaml"))
 	require.NoError(t, err)
-	out := map[string]*validate.Topology{}
+	out := map[string]*topo.Topology{}
 	for _, f := range append(files, more...) {
 		res, err := validate.Load(f)
 		require.NoError(t, err)
@@ -45,7 +46,7 @@ var sizeKeys = []string{"rank_offset", "num_ranks", "tp", "gtp_remat", "cp", "pp
 
 // materialised builds the group forms the slow way, every group stored and
 // marshalled by encoding/json, as the oracle of the streamed ones.
-func materialised(t *testing.T, top *validate.Topology, format string) string {
+func materialised(t *testing.T, top *topo.Topology, format string) string {
 	var b strings.Builder
 	name, err := json.Marshal(top.Name)
 	require.NoError(t, err)
@@ -180,7 +181,7 @@ func TestStreamWriteError(t *testing.T) {
 	}
 }
 
-func loadT(t *testing.T, path string) *validate.Topology {
+func loadT(t *testing.T, path string) *topo.Topology {
 	t.Helper()
 	res, err := validate.Load(path)
 	require.NoError(t, err)

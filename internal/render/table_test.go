@@ -18,6 +18,7 @@ import (
 	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/render"
 	"github.com/mimoplan/mimoplan/internal/testutil"
+	"github.com/mimoplan/mimoplan/internal/topo"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
@@ -68,7 +69,7 @@ func TestTablesFitWidth(t *testing.T) {
 // The default table folds singleton kinds onto one line and lists kinds
 // with identical groups together; --all-groups has a row per kind.
 func TestTableFoldsKinds(t *testing.T) {
-	tp := topo(t, twoNode)
+	tp := topology(t, twoNode)
 	out := run(t, tp, render.Options{Format: "table", Modules: []string{"vision"}})
 	// vision: tp 2, dp 2 on 4 ranks, no experts.
 	assert.Regexp(t, `│ tp = tp_cp = mp +│ +2 │ +2 │ +1 │ \[0 1\] \[2 3\] +│`, out)
@@ -91,7 +92,7 @@ func TestTableFoldsKinds(t *testing.T) {
 // A folded ranks cell shows the stride of an evenly spaced group, and
 // the nodes column the nodes one group spans.
 func TestTableStrideAndNodes(t *testing.T) {
-	tp := topo(t, scale)
+	tp := topology(t, scale)
 	out := run(t, tp, render.Options{Format: "table", Modules: []string{"language"}, Width: 200})
 	// The groups of a kind share their stride: it is said once, at the end.
 	assert.Regexp(t, `│ dp +│ +224 │ +512 │ +512 │ \[16384 16400 \.\.\. 24560\] \[16385 16401 \.\.\. 24561\] .*\.\.\. \[122895 122911 \.\.\. 131071\] step 16 +│`, out)
@@ -102,7 +103,7 @@ func TestTableStrideAndNodes(t *testing.T) {
 	assert.Contains(t, out, "language  ranks [16384, 131072)  nodes 2048-16383  tp=8 cp=2 pp=14 dp=512 ep=64 expt_dp=128")
 
 	// A group that straddles a node boundary only sometimes: tp 3 on 4 GPUs.
-	odd := topo(t, "version: 1\ncluster: {nodes: 3, gpus_per_node: 4}\nmodules:\n- {name: language, num_ranks: 12, tp: 3}\n")
+	odd := topology(t, "version: 1\ncluster: {nodes: 3, gpus_per_node: 4}\nmodules:\n- {name: language, num_ranks: 12, tp: 3}\n")
 	out = run(t, odd, render.Options{Format: "table"})
 	assert.Regexp(t, `│ tp = tp_cp = mp +│ +4 │ +3 │ +1-2 │`, out)
 }
@@ -110,7 +111,7 @@ func TestTableStrideAndNodes(t *testing.T) {
 // --rank labels coordinates as positions and leaves the expert line out
 // of a dense module.
 func TestRankPositions(t *testing.T) {
-	tp := topo(t, scale)
+	tp := topology(t, scale)
 	out := run(t, tp, render.Options{Format: "table", Rank: 70000, HasRank: true})
 	// local rank 53616 = tp 0 + 8*(cp 0) + 16*(dp 279) + 8192*(pp 6);
 	// expert view: ep 48 (53616/8 % 64... of tp_ep blocks of 64), expt_dp 69.
@@ -148,7 +149,7 @@ func cellColumn(out string, col int) []string {
 // --by rank pages through every rank; --group adds each rank's group of
 // that kind.
 func TestByRankPages(t *testing.T) {
-	tp := topo(t, scale)
+	tp := topology(t, scale)
 	first := run(t, tp, render.Options{Format: "table", ByRank: true})
 	ranks := cellColumn(first, 1)
 	assert.Len(t, ranks, render.DefaultPage)
@@ -172,7 +173,7 @@ func TestByRankPages(t *testing.T) {
 	assert.Equal(t, 3, strings.Count(csv, "\n"))
 	assert.True(t, strings.HasSuffix(csv, ",false,true,8191\n"), csv)
 
-	full := run(t, topo(t, twoNode), render.Options{Format: "table", ByRank: true, Full: true})
+	full := run(t, topology(t, twoNode), render.Options{Format: "table", ByRank: true, Full: true})
 	assert.Len(t, cellColumn(full, 1), 8)
 	assert.NotContains(t, full, "next:")
 
@@ -192,7 +193,7 @@ func TestByRankPages(t *testing.T) {
 // than the ranks column goes on over continuation rows, so that putting
 // the rows back together gives the JSON form's groups.
 func TestFullTable(t *testing.T) {
-	tp := topo(t, `version: 1
+	tp := topology(t, `version: 1
 cluster: {nodes: 64, gpus_per_node: 8}
 modules:
   - {name: vision, num_ranks: 256, tp: 4}
@@ -254,8 +255,8 @@ modules:
 // coordinates of a page that starts inside a module are found, not
 // counted from its first rank.
 func TestByRankPageIsSlice(t *testing.T) {
-	colo := topo(t, "version: 1\nworld_size: 24\ncluster: {nodes: 3, gpus_per_node: 8}\nmodules:\n- {name: vision, num_ranks: 24, tp: 2, cp: 2}\n- {name: language, num_ranks: 24, rank_offset: 0, tp: 2, pp: 3, ep: 4}\n")
-	for _, tp := range []*validate.Topology{topo(t, twoNode), colo} {
+	colo := topology(t, "version: 1\nworld_size: 24\ncluster: {nodes: 3, gpus_per_node: 8}\nmodules:\n- {name: vision, num_ranks: 24, tp: 2, cp: 2}\n- {name: language, num_ranks: 24, rank_offset: 0, tp: 2, pp: 3, ep: 4}\n")
+	for _, tp := range []*topo.Topology{topology(t, twoNode), colo} {
 		for _, format := range []string{"csv", "yaml", "json"} {
 			whole := run(t, tp, render.Options{Format: format, ByRank: true, Groups: []string{"dp", "ep"}})
 			rows := func(s string) []string {
@@ -280,7 +281,7 @@ func TestByRankPageIsSlice(t *testing.T) {
 			}
 			all := rows(whole)
 			want := tp.WorldSize // a row per rank, or per rank and module when colocated
-			if tp.Mode == validate.Colocated {
+			if tp.Mode == topo.Colocated {
 				want *= len(tp.Modules)
 			}
 			require.Len(t, all, want, format)
@@ -299,7 +300,7 @@ func TestByRankPageIsSlice(t *testing.T) {
 // A colocated dense and MoE module alternate rows: the dense one's expert
 // coordinates are "-", the MoE one's numbers, row after row.
 func TestByRankColocatedExperts(t *testing.T) {
-	colo := topo(t, "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 8, tp: 2}\n- {name: language, num_ranks: 8, rank_offset: 0, ep: 4}\n")
+	colo := topology(t, "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 8, tp: 2}\n- {name: language, num_ranks: 8, rank_offset: 0, ep: 4}\n")
 	out := run(t, colo, render.Options{Format: "table", ByRank: true, Full: true})
 	var rows []string
 	for _, line := range strings.Split(out, "\n") {

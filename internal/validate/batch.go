@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/english"
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
@@ -41,7 +42,7 @@ func (c *checker) laneBatch(lang int) {
 		enc := c.sized[e.enc]
 		if step%enc.DP != 0 {
 			need := enc.DP / gcd(n, enc.DP)
-			c.d.Add("fanout-not-divisible", c.l.Pos("batch.micro_batch_size"), enc.Name,
+			c.d.Add(diag.RuleFanoutNotDivisible, c.l.Pos("batch.micro_batch_size"), enc.Name,
 				fmt.Sprintf("make micro_batch_size a multiple of %d, or give %s a dp that divides %d", need, enc.Name, step),
 				"each micro-batch step's %d samples (micro_batch_size %d x %d language lanes) do not split evenly over %s's dp %d",
 				step, mbs, n, enc.Name, enc.DP)
@@ -58,7 +59,7 @@ func (c *checker) laneBatch(lang int) {
 	if gbs == 0 && c.l.Target == layout.TargetMegatronLM && lm.GTPRemat > 1 {
 		// pretrain_mimo.py runs validate_args with the language grid as the
 		// world, so data_parallel_size is the language dp without GTP.
-		c.d.Add("global-batch-default-not-divisible", c.l.Pos("batch"), "",
+		c.d.Add(diag.RuleGlobalBatchDefaultNotDivisible, c.l.Pos("batch"), "",
 			fmt.Sprintf("set global_batch_size to a multiple of %d (micro_batch_size %d x dp %d x gtp_remat %d)", step, mbs, lm.DP, lm.GTPRemat),
 			"no global_batch_size: Megatron-LM sets it to micro_batch_size*dp = %d*%d = %d, and then asserts that the eval batch (the same by default) is divisible by micro_batch_size*dp*gtp_remat = %d, which fails with language gtp_remat %d",
 			mbs, lm.DP, mbs*lm.DP, step, lm.GTPRemat)
@@ -67,7 +68,7 @@ func (c *checker) laneBatch(lang int) {
 		return
 	}
 	if gbs%step != 0 {
-		c.d.Add("global-batch-not-divisible", c.l.Pos("batch.global_batch_size"), "",
+		c.d.Add(diag.RuleGlobalBatchNotDivisible, c.l.Pos("batch.global_batch_size"), "",
 			fmt.Sprintf("make global_batch_size a multiple of %d (%s)", step, multiples(step, gbs)),
 			"global_batch_size %d is not a whole number of micro-batch steps of %d samples (micro_batch_size %d x %d language lanes)",
 			gbs, step, mbs, n)
@@ -84,7 +85,7 @@ func (c *checker) bridgeBatch() {
 	b := c.l.Batch
 	mbs, gbs := b.MicroBatchSize, b.GlobalBatchSize
 	if gbs == 0 {
-		c.d.Add("global-batch-required", c.l.Pos("batch"), "",
+		c.d.Add(diag.RuleGlobalBatchRequired, c.l.Pos("batch"), "",
 			fmt.Sprintf("add global_batch_size under batch, a multiple of micro_batch_size %d", mbs),
 			"Megatron-Bridge asserts that train.global_batch_size is set, but batch has no global_batch_size")
 	}
@@ -101,7 +102,7 @@ func (c *checker) bridgeBatch() {
 	var shares []string
 	for _, m := range mods {
 		if mbs%m.DP != 0 {
-			c.d.Add("micro-batch-not-divisible", c.l.Pos("batch.micro_batch_size"), m.Name,
+			c.d.Add(diag.RuleMicroBatchNotDivisible, c.l.Pos("batch.micro_batch_size"), m.Name,
 				fmt.Sprintf("make micro_batch_size a multiple of %d (the least common multiple of every module's dp)", all),
 				"micro_batch_size %d (the global MIMO micro-batch) does not split evenly over dp %d", mbs, m.DP)
 			continue
@@ -128,7 +129,7 @@ func (c *checker) bridgeBatch() {
 	}
 	if len(why) > 0 {
 		want := lcmCapped(mbs, all)
-		c.d.Add("global-batch-not-divisible", c.l.Pos("batch.global_batch_size"), "",
+		c.d.Add(diag.RuleGlobalBatchNotDivisible, c.l.Pos("batch.global_batch_size"), "",
 			fmt.Sprintf("make global_batch_size a multiple of %d (%s)", want, multiples(want, gbs)),
 			"global_batch_size %d is not divisible by %s", gbs, strings.Join(why, " or by "))
 		return

@@ -3,8 +3,10 @@ package validate
 import (
 	"fmt"
 
+	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/topo"
 	"github.com/mimoplan/mimoplan/internal/upstream"
 )
 
@@ -21,9 +23,9 @@ func (c *checker) communicators() {
 		return // a language module alone has no communicator
 	}
 	switch t.Mode {
-	case NonColocated:
+	case topo.NonColocated:
 		c.bridge(es)
-	case Colocated:
+	case topo.Colocated:
 		c.colocated(es)
 	}
 }
@@ -46,7 +48,7 @@ func (c *checker) bridge(es []edge) {
 		if m.CP == 1 || m.Name == grid.LanguageModule && destCP {
 			continue
 		}
-		c.d.Add("bridge-cp-unsupported", c.lm(i).Pos("cp"), m.Name,
+		c.d.Add(diag.RuleBridgeCPUnsupported, c.lm(i).Pos("cp"), m.Name,
 			fmt.Sprintf("set cp to 1 and multiply dp (or tp) by %d to keep the module's %d ranks", m.CP, m.NumRanks),
 			"cp is %d, but the BridgeCommunicator that joins non-colocated modules supports only cp 1 %s", m.CP, where)
 	}
@@ -60,7 +62,7 @@ func (c *checker) bridge(es []edge) {
 				continue
 			}
 			lm := c.lm(e.enc)
-			c.d.Add("bridge-leaders-not-divisible", lm.Pos(dpField(lm)), enc.Name,
+			c.d.Add(diag.RuleBridgeLeadersNotDivisible, lm.Pos(dpField(lm)), enc.Name,
 				fmt.Sprintf("give %s a dp that is %s (or a target_version since Megatron-LM PR #6263, whose bridge counts gtp_remat lanes)", enc.Name, hints.compatible(b)),
 				"%s has dp %d and language dp %d; before Megatron-LM PR #6263 the bridge pairs one leader per dp replica, so one dp must divide the other",
 				enc.Name, a, b)
@@ -71,7 +73,7 @@ func (c *checker) bridge(es []edge) {
 			continue
 		}
 		lm := c.lm(e.enc)
-		c.d.Add("bridge-leaders-not-divisible", lm.Pos(dpField(lm)), enc.Name,
+		c.d.Add(diag.RuleBridgeLeadersNotDivisible, lm.Pos(dpField(lm)), enc.Name,
 			fmt.Sprintf("give %s a lane count that is %s, e.g. by changing its num_ranks or tp", enc.Name, hints.compatible(b)),
 			"%s has %d data lanes (dp %d x gtp_remat %d) and language has %d (dp %d x gtp_remat %d); the bridge pairs one leader per lane, so one count must divide the other",
 			enc.Name, a, enc.DP, enc.GTPRemat, b, lang.DP, lang.GTPRemat)
@@ -91,7 +93,7 @@ func (c *checker) fanIn(e edge) {
 		return
 	}
 	lm := c.lm(e.enc)
-	c.d.Add("fan-in-uneven-tokens", lm.Pos(dpField(lm)), enc.Name,
+	c.d.Add(diag.RuleFanInUnevenTokens, lm.Pos(dpField(lm)), enc.Name,
 		fmt.Sprintf("fine when every sample has the same number of %s tokens; otherwise give %s a dp of at most %d", enc.Name, enc.Name, lanes(lang)),
 		"%s's dp %d is more than language's %d data lanes (dp %d x gtp_remat %d): this fan-in fails at run time (MimoModel asserts encoder dp <= language dp) when samples carry different numbers of %s tokens",
 		enc.Name, enc.DP, lanes(lang), lang.DP, lang.GTPRemat, enc.Name)
@@ -111,7 +113,7 @@ func (c *checker) colocated(es []edge) {
 			if f.size == 1 {
 				continue
 			}
-			c.d.Add("colocated-pp-cp-unsupported", lm.Pos(f.name), m.Name,
+			c.d.Add(diag.RuleColocatedPPCPUnsupported, lm.Pos(f.name), m.Name,
 				fmt.Sprintf("set %s to 1 for colocated modules, or place the modules on disjoint ranks (non-colocated)", f.name),
 				"%s is %d, but colocated modules need pp 1 and cp 1 (ColocatedBridgeCommunicator)", f.name, f.size)
 		}
@@ -122,7 +124,7 @@ func (c *checker) colocated(es []edge) {
 			continue
 		}
 		lm := c.lm(e.enc)
-		c.d.Add("dp-not-compatible", lm.Pos(dpField(lm)), enc.Name,
+		c.d.Add(diag.RuleDPNotCompatible, lm.Pos(dpField(lm)), enc.Name,
 			fmt.Sprintf("change %s's tp (or the language's) so that its dp is %s", enc.Name, hints.compatible(lang.DP)),
 			"dp %d and the language's dp %d do not divide one another; the colocated communicator splits or gathers the batch by their ratio",
 			enc.DP, lang.DP)

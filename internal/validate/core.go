@@ -5,8 +5,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
 // core checks the rules of Megatron-LM's create_topology,
@@ -28,19 +30,19 @@ func (c *checker) core() {
 	if c.d.HasErrors() {
 		return
 	}
-	topo := &Topology{Name: l.Name, Target: l.Target, WorldSize: l.WorldSize, Mode: c.r.Mode, Cluster: l.Cluster, Batch: l.Batch}
+	t := &topo.Topology{Name: l.Name, Target: l.Target, WorldSize: l.WorldSize, Mode: c.mode, Cluster: l.Cluster, Batch: l.Batch, Layout: l}
 	for _, m := range l.Modules {
 		gm, err := c.grids.build(spec(&m), l.WorldSize)
 		if err != nil {
 			// The rules above mirror every check NewModule makes; reaching
 			// this means they drifted apart, which must not pass silently.
-			c.d.Add("invalid-value", m.Pos(""), m.Name, "please report this layout to the mimoplan developers", "cannot build the module's grid: %v", err)
+			c.d.Add(diag.RuleInvalidValue, m.Pos(""), m.Name, "please report this layout to the mimoplan developers", "cannot build the module's grid: %v", err)
 			return
 		}
-		topo.Modules = append(topo.Modules, gm)
+		t.Modules = append(t.Modules, gm)
 	}
-	copy(c.sized, topo.Modules)
-	c.r.Topology = topo
+	copy(c.sized, t.Modules)
+	c.r.Topology = t
 }
 
 func spec(m *layout.Module) grid.Spec {
@@ -60,7 +62,7 @@ func (c *checker) language() {
 	}
 	// Two modules named language are already a duplicate-module error.
 	if n == 0 && len(c.l.Modules) > 0 {
-		c.d.Add("missing-language-module", c.l.Pos("modules"), "",
+		c.d.Add(diag.RuleMissingLanguageModule, c.l.Pos("modules"), "",
 			"name the language model's module 'language'; Megatron's MIMO finds it by that name",
 			"no module is named %q", grid.LanguageModule)
 	}
@@ -75,7 +77,7 @@ func (c *checker) divisibility(m *layout.Module) *grid.Module {
 	sound := true
 	dense := m.TP * m.GTPRemat * m.CP * m.PP
 	if m.NumRanks%dense != 0 {
-		c.d.Add("dense-not-divisible", m.Pos("num_ranks"), m.Name,
+		c.d.Add(diag.RuleDenseNotDivisible, m.Pos("num_ranks"), m.Name,
 			fmt.Sprintf("make num_ranks a multiple of %d (%s), or change those sizes", dense, multiples(dense, m.NumRanks)),
 			"num_ranks %d is not divisible by tp*gtp_remat*cp*pp = %d*%d*%d*%d = %d",
 			m.NumRanks, m.TP, m.GTPRemat, m.CP, m.PP, dense)
@@ -83,14 +85,14 @@ func (c *checker) divisibility(m *layout.Module) *grid.Module {
 	}
 	expert := m.ExptTP * m.EP * m.ExptGTPRemat * m.PP
 	if m.NumRanks%expert != 0 {
-		c.d.Add("expert-not-divisible", m.Pos(firstGiven(m, "ep", "expt_tp", "expt_gtp_remat", "pp")), m.Name,
+		c.d.Add(diag.RuleExpertNotDivisible, m.Pos(firstGiven(m, "ep", "expt_tp", "expt_gtp_remat", "pp")), m.Name,
 			fmt.Sprintf("make num_ranks a multiple of %d (%s), or lower ep, expt_tp or expt_gtp_remat", expert, multiples(expert, m.NumRanks)),
 			"num_ranks %d is not divisible by expt_tp*ep*expt_gtp_remat*pp = %d*%d*%d*%d = %d",
 			m.NumRanks, m.ExptTP, m.EP, m.ExptGTPRemat, m.PP, expert)
 		sound = false
 	}
 	if m.NumExperts > 0 && m.NumExperts%m.EP != 0 {
-		c.d.Add("experts-not-divisible", m.Pos("num_experts"), m.Name,
+		c.d.Add(diag.RuleExpertsNotDivisible, m.Pos("num_experts"), m.Name,
 			fmt.Sprintf("each expert-parallel rank holds num_experts/ep experts: make num_experts a multiple of %d", m.EP),
 			"num_experts %d is not divisible by ep %d", m.NumExperts, m.EP)
 	}
@@ -155,7 +157,7 @@ func (c *checker) spans() bool {
 			if !m.Given("rank_offset") {
 				hint = fmt.Sprintf("rank_offset defaults to right after the previous module (%d); the world is [0, %d)", m.RankOffset, l.WorldSize)
 			}
-			c.d.Add("span-out-of-world", m.Pos(field), m.Name, hint,
+			c.d.Add(diag.RuleSpanOutOfWorld, m.Pos(field), m.Name, hint,
 				"module spans ranks %v, beyond world_size %d", s, l.WorldSize)
 			sound = false
 		}
@@ -177,9 +179,9 @@ func (c *checker) spans() bool {
 		}
 	}
 	if same {
-		c.r.Mode = Colocated
+		c.mode = topo.Colocated
 	} else {
-		c.r.Mode = NonColocated
+		c.mode = topo.NonColocated
 		c.overlaps(ss, true)
 	}
 	if gaps, n := uncovered(ss, l.WorldSize); n > 0 {
@@ -188,7 +190,7 @@ func (c *checker) spans() bool {
 		if n == 1 {
 			what = "rank %s of the world [0, %d) belongs to no module"
 		}
-		c.d.Add("world-gap", l.Pos(worldKey(l)), "", hint, what, gaps, l.WorldSize)
+		c.d.Add(diag.RuleWorldGap, l.Pos(worldKey(l)), "", hint, what, gaps, l.WorldSize)
 	}
 	return true
 }
@@ -220,10 +222,10 @@ func (c *checker) overlaps(ss []span, complete bool) {
 				if !complete {
 					continue
 				}
-				c.d.Add("span-overlap", b.m.Pos("rank_offset"), b.m.Name, hint,
+				c.d.Add(diag.RuleSpanOverlap, b.m.Pos("rank_offset"), b.m.Name, hint,
 					"span %v is module %q's too, but other modules have other spans: modules share their ranks only when all of them do (colocated)", b, a.m.Name)
 			} else {
-				c.d.Add("span-overlap", b.m.Pos("rank_offset"), b.m.Name, hint,
+				c.d.Add(diag.RuleSpanOverlap, b.m.Pos("rank_offset"), b.m.Name, hint,
 					"span %v overlaps module %q at %v without being identical to it", b, a.m.Name, a)
 			}
 			break

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/topo"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
@@ -35,37 +36,37 @@ func TestCoreRules(t *testing.T) {
 		name string
 		src  string
 		want []hit
-		mode validate.Mode
+		mode topo.Mode // where the layout is valid: an invalid one has no topology
 	}{
-		{"non-colocated ok", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, tp: 2}\n", nil, validate.NonColocated},
-		{"colocated ok", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 8, tp: 2}\n- {name: language, num_ranks: 8, rank_offset: 0, tp: 4}\n", nil, validate.Colocated},
+		{"non-colocated ok", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, tp: 2}\n", nil, topo.NonColocated},
+		{"colocated ok", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 8, tp: 2}\n- {name: language, num_ranks: 8, rank_offset: 0, tp: 4}\n", nil, topo.Colocated},
 		{"missing language", "version: 1\nworld_size: 4\nmodules:\n- {name: vision, num_ranks: 4}\n",
-			[]hit{{"missing-language-module", 4, 1, ""}}, validate.Colocated},
+			[]hit{{"missing-language-module", 4, 1, ""}}, ""},
 		{"dense not divisible", "version: 1\nworld_size: 6\nmodules:\n- name: language\n  num_ranks: 6\n  tp: 4\n",
-			[]hit{{"dense-not-divisible", 5, 14, "language"}}, validate.Colocated},
+			[]hit{{"dense-not-divisible", 5, 14, "language"}}, ""},
 		{"expert not divisible", "version: 1\nworld_size: 6\nmodules:\n- name: language\n  num_ranks: 6\n  ep: 4\n",
-			[]hit{{"expert-not-divisible", 6, 7, "language"}}, validate.Colocated},
+			[]hit{{"expert-not-divisible", 6, 7, "language"}}, ""},
 		{"experts not divisible", "version: 1\nworld_size: 4\nmodules:\n- name: language\n  num_ranks: 4\n  ep: 4\n  num_experts: 6\n",
-			[]hit{{"experts-not-divisible", 7, 16, "language"}}, validate.Colocated},
-		{"experts divisible", "version: 1\nworld_size: 4\nmodules:\n- name: language\n  num_ranks: 4\n  ep: 4\n  num_experts: 8\n", nil, validate.Colocated},
+			[]hit{{"experts-not-divisible", 7, 16, "language"}}, ""},
+		{"experts divisible", "version: 1\nworld_size: 4\nmodules:\n- name: language\n  num_ranks: 4\n  ep: 4\n  num_experts: 8\n", nil, topo.Colocated},
 		{"span out of world", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, rank_offset: 6}\n",
 			[]hit{{"span-out-of-world", 5, 47, "language"}}, ""},
 		{"default offset out of world", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 6}\n- {name: language, num_ranks: 4}\n",
 			[]hit{{"span-out-of-world", 5, 31, "language"}}, ""},
 		{"span overlap", "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 6}\n- {name: language, num_ranks: 4, rank_offset: 4}\n",
-			[]hit{{"span-overlap", 5, 47, "language"}}, validate.NonColocated},
+			[]hit{{"span-overlap", 5, 47, "language"}}, ""},
 		{"world gap", "version: 1\nworld_size: 12\nmodules:\n- {name: vision, num_ranks: 4, rank_offset: 0}\n- {name: language, num_ranks: 4, rank_offset: 6}\n",
-			[]hit{{"world-gap", 2, 13, ""}}, validate.NonColocated},
+			[]hit{{"world-gap", 2, 13, ""}}, ""},
 		{"everything at once", "version: 1\nworld_size: 16\nmodules:\n- {name: vision, num_ranks: 6, tp: 4}\n- {name: audio, num_ranks: 4, rank_offset: 8, ep: 3}\n",
-			[]hit{{"world-gap", 2, 13, ""}, {"missing-language-module", 4, 1, ""}, {"dense-not-divisible", 4, 29, "vision"}, {"expert-not-divisible", 5, 51, "audio"}}, validate.NonColocated},
+			[]hit{{"world-gap", 2, 13, ""}, {"missing-language-module", 4, 1, ""}, {"dense-not-divisible", 4, 29, "vision"}, {"expert-not-divisible", 5, 51, "audio"}}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := check(tt.src)
 			assert.Equal(t, tt.want, hits(r))
-			assert.Equal(t, tt.mode, r.Mode)
 			if len(tt.want) == 0 {
 				require.NotNil(t, r.Topology)
+				assert.Equal(t, tt.mode, r.Topology.Mode) // an invalid layout has no topology, nor mode
 				assert.True(t, r.Valid(false))
 			} else {
 				assert.Nil(t, r.Topology)

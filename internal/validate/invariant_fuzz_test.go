@@ -8,6 +8,7 @@ import (
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/testutil"
+	"github.com/mimoplan/mimoplan/internal/topo"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
@@ -35,11 +36,11 @@ func FuzzValidLayout(f *testing.F) {
 	})
 }
 
-func checkTopology(t *testing.T, topo *validate.Topology, src string) {
+func checkTopology(t *testing.T, tp *topo.Topology, src string) {
 	t.Helper()
-	world := topo.WorldSize
+	world := tp.WorldSize
 	cover := make([]int, world)
-	for _, m := range topo.Modules {
+	for _, m := range tp.Modules {
 		if m.RankOffset < 0 || m.RankOffset+m.NumRanks > world {
 			t.Fatalf("module %s spans [%d, %d) outside the world %d:\n%s", m.Name, m.RankOffset, m.RankOffset+m.NumRanks, world, src)
 		}
@@ -48,15 +49,15 @@ func checkTopology(t *testing.T, topo *validate.Topology, src string) {
 		}
 	}
 	want := 1
-	if topo.Mode == validate.Colocated {
-		want = len(topo.Modules)
+	if tp.Mode == topo.Colocated {
+		want = len(tp.Modules)
 	}
 	for r, c := range cover {
 		if c != want {
-			t.Fatalf("%s: rank %d is covered by %d modules, want %d:\n%s", topo.Mode, r, c, want, src)
+			t.Fatalf("%s: rank %d is covered by %d modules, want %d:\n%s", tp.Mode, r, c, want, src)
 		}
 	}
-	for _, m := range topo.Modules {
+	for _, m := range tp.Modules {
 		lo, hi := m.RankOffset, m.RankOffset+m.NumRanks
 		sizes := map[string]int{"tp": m.TP, "gtp_remat": m.GTPRemat, "cp": m.CP, "dp": m.DP, "pp": m.PP,
 			"expt_tp": m.ExptTP, "ep": m.EP, "expt_gtp_remat": m.ExptGTPRemat, "expt_dp": m.ExptDP}
@@ -138,9 +139,9 @@ func TestLayoutFromBytesOftenValid(t *testing.T) {
 		}
 	}
 	t.Logf("valid of %d: %v", n, valid)
-	for _, mode := range []validate.Mode{validate.Colocated, validate.NonColocated} {
+	for _, mode := range []topo.Mode{topo.Colocated, topo.NonColocated} {
 		for _, target := range []string{"core", "megatron-lm", "megatron-bridge"} {
-			if mode == validate.Colocated && target != "core" {
+			if mode == topo.Colocated && target != "core" {
 				continue // only core runs colocated modules
 			}
 			if valid[string(mode)+" "+target] < 10 {

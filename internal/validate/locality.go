@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/english"
 	"github.com/mimoplan/mimoplan/internal/grid"
 )
@@ -74,7 +75,7 @@ func (c *checker) locality() {
 			if k.kind != "expt_tp" && m.TP > 1 && m.CP > 1 {
 				msg += "; so do the tp_cp groups that hold them"
 			}
-			c.d.Add("group-crosses-node", lm.Pos(firstGiven(lm, k.field)), m.Name,
+			c.d.Add(diag.RuleGroupCrossesNode, lm.Pos(firstGiven(lm, k.field)), m.Name,
 				localityHint(k, s, m, gpn), "%s", msg)
 		}
 	}

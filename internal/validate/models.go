@@ -12,7 +12,7 @@ import (
 
 // RuleGPUMemoryShort is reported when a module's estimate exceeds the
 // GPU's memory.
-const RuleGPUMemoryShort = "gpu-memory-short"
+const RuleGPUMemoryShort = diag.RuleGPUMemoryShort
 
 // ModuleEstimate is one module's model estimate, for the modules that have
 // a model and sound sizes.
@@ -37,7 +37,7 @@ func (c *checker) models() {
 		tr := c.training(i)
 		bad := false
 		for _, v := range model.Check(lm.Model.Config, par, tr) {
-			c.d.Add(v.Rule, c.modelPos(lm, v.Key), lm.Name, v.Hint, "%s", v.Message)
+			c.d.Add(diag.RuleID(v.Rule), c.modelPos(lm, v.Key), lm.Name, v.Hint, "%s", v.Message)
 			bad = bad || v.Rule != model.RuleSequenceParallelNeedsTP
 		}
 		if bad || c.sized[i] == nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
 // The stages after the core rules, in the order they run: communicators,
@@ -29,7 +30,7 @@ type edge struct {
 }
 
 // languageIndex returns the index of the language module, or -1.
-func languageIndex(t *Topology) int {
+func languageIndex(t *topo.Topology) int {
 	for i, m := range t.Modules {
 		if m.Name == grid.LanguageModule {
 			return i
@@ -55,7 +56,7 @@ func (c *checker) sizedEdges() []edge {
 }
 
 // edges lists every encoder -> language link, in layout order.
-func edges(t *Topology) []edge {
+func edges(t *topo.Topology) []edge {
 	lang := languageIndex(t)
 	if lang < 0 {
 		return nil
@@ -107,12 +108,14 @@ func (c *checker) seen() seen {
 }
 
 // has says whether rule was reported for module.
-func (s seen) has(rule, module string) bool { return s.byModule[[2]string{rule, module}] }
+func (s seen) has(rule diag.RuleID, module string) bool {
+	return s.byModule[[2]string{string(rule), module}]
+}
 
 // hasAt says whether one of rules was reported for module at pos.
-func (s seen) hasAt(pos diag.Pos, module string, rules ...string) bool {
+func (s seen) hasAt(pos diag.Pos, module string, rules ...diag.RuleID) bool {
 	for _, r := range rules {
-		if s.at[seenAt{r, module, pos}] {
+		if s.at[seenAt{string(r), module, pos}] {
 			return true
 		}
 	}

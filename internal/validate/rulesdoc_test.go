@@ -48,7 +48,7 @@ func docRules(t *testing.T) []docRule {
 func TestRulesDocMatchesCatalogue(t *testing.T) {
 	var want, got []string
 	for _, r := range diag.Rules() {
-		want = append(want, r.ID)
+		want = append(want, string(r.ID))
 	}
 	for _, r := range docRules(t) {
 		got = append(got, r.id)

@@ -3,6 +3,8 @@ package validate
 import (
 	"fmt"
 	"strings"
+
+	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
 // maxSummaryModules bounds the modules a summary line lists.
@@ -13,7 +15,7 @@ const maxSummaryModules = 8
 func (r *Result) Summary(strict bool) string { return r.Diags.Verdict(strict) }
 
 // describe says what a layout with a topology is, for the verdict line.
-func describe(t *Topology) string {
+func describe(t *topo.Topology) string {
 	var mods []string
 	for i, m := range t.Modules {
 		if i == maxSummaryModules && len(t.Modules) > maxSummaryModules+1 {

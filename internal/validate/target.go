@@ -3,8 +3,10 @@ package validate
 import (
 	"fmt"
 
+	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/topo"
 	"github.com/mimoplan/mimoplan/internal/upstream"
 )
 
@@ -42,11 +44,11 @@ type sizeCheck struct {
 // which the target cannot run.
 func (c *checker) colocationUnsupported(runtime, hint string) {
 	t := c.r.Topology
-	if t.Mode != Colocated || len(t.Modules) < 2 {
+	if t.Mode != topo.Colocated || len(t.Modules) < 2 {
 		return
 	}
 	m := c.lm(1)
-	c.d.Add("colocated-unsupported", m.Pos("rank_offset"), m.Name, hint,
+	c.d.Add(diag.RuleColocatedUnsupported, m.Pos("rank_offset"), m.Name, hint,
 		"every module spans the same ranks [%d, %d) (colocated), which %s cannot run", m.RankOffset, m.End(), runtime)
 }
 
@@ -59,7 +61,7 @@ func (c *checker) megatronLM() {
 	}
 	v := c.l.TargetVersion
 	if !v.Has(upstream.PRArgs) {
-		c.d.Add("target-version-too-old", c.l.Pos("target_version"), "",
+		c.d.Add(diag.RuleTargetVersionTooOld, c.l.Pos("target_version"), "",
 			"give a target_version since 2026-06-23 (Megatron-LM PR #5375), or target core",
 			"target_version %s predates Megatron-LM PR #5375, which gave the MIMO example its grid arguments: there is no launch to check or write", v)
 		return
@@ -71,7 +73,7 @@ func (c *checker) megatronLM() {
 		lm := c.lm(i)
 		for _, s := range []sizeCheck{{"gtp_remat", m.GTPRemat}, {"expt_gtp_remat", m.ExptGTPRemat}} {
 			if s.size > 1 {
-				c.d.Add("gtp-needs-newer-version", lm.Pos(s.field), m.Name,
+				c.d.Add(diag.RuleGTPNeedsNewerVersion, lm.Pos(s.field), m.Name,
 					fmt.Sprintf("set %s to 1, or give a target_version since 2026-08-18 (PR #6570)", s.field),
 					"%s is %d, but at target_version %s Megatron-LM's MIMO example has no GTP (it came with PR #6570)", s.field, s.size, v)
 			}
@@ -83,10 +85,10 @@ func (c *checker) megatronLM() {
 			continue
 		}
 		pos := c.lm(i).Pos("cp")
-		if done.hasAt(pos, m.Name, "bridge-cp-unsupported", "colocated-pp-cp-unsupported") {
+		if done.hasAt(pos, m.Name, diag.RuleBridgeCPUnsupported, diag.RuleColocatedPPCPUnsupported) {
 			continue
 		}
-		c.d.Add("cp-unsupported", pos, m.Name,
+		c.d.Add(diag.RuleCPUnsupported, pos, m.Name,
 			fmt.Sprintf("set cp to 1 and multiply dp (or tp) by %d to keep the module's %d ranks", m.CP, m.NumRanks),
 			"cp is %d, but Megatron-LM's MIMO example supports only cp 1 (--llm-cp/--encoder-cp)", m.CP)
 	}
@@ -99,7 +101,7 @@ func (c *checker) megatronLM() {
 	}
 	for k, i := range encs[min(1, len(encs)):] {
 		m := c.lm(i)
-		c.d.Add("too-many-encoders", m.Pos("name"), m.Name,
+		c.d.Add(diag.RuleTooManyEncoders, m.Pos("name"), m.Name,
 			fmt.Sprintf("keep one encoder (here %s) for target megatron-lm, or use target core or megatron-bridge for several", c.l.Modules[encs[0]].Name),
 			"Megatron-LM's MIMO example runs one encoder (--encoder-*), but this is encoder number %d", k+2)
 	}
@@ -113,10 +115,10 @@ func (c *checker) megatronLM() {
 		// module only (the encoder stays replicated, PR #6570).
 		for _, s := range []sizeCheck{{"pp", m.PP}, {"ep", m.EP}, {"expt_tp", m.ExptTP}, {"gtp_remat", m.GTPRemat}, {"expt_gtp_remat", m.ExptGTPRemat}} {
 			pos := lm.Pos(s.field)
-			if s.size == 1 || done.hasAt(pos, m.Name, "colocated-pp-cp-unsupported") {
+			if s.size == 1 || done.hasAt(pos, m.Name, diag.RuleColocatedPPCPUnsupported) {
 				continue
 			}
-			c.d.Add("encoder-parallelism-unsupported", pos, m.Name,
+			c.d.Add(diag.RuleEncoderParallelismUnsupported, pos, m.Name,
 				fmt.Sprintf("set the encoder's %s to 1 (and keep its ranks with tp or dp): Megatron-LM's example builds the encoder grid from tp and dp alone", s.field),
 				"%s is %d, but Megatron-LM's MIMO example runs the encoder with %s 1", s.field, s.size, s.field)
 		}
@@ -136,7 +138,7 @@ func (c *checker) megatronLMPlacement() {
 			if m.RankOffset != 0 {
 				field = "rank_offset"
 			}
-			c.d.Add("llm-only-not-whole-world", lm.Pos(field), m.Name,
+			c.d.Add(diag.RuleLLMOnlyNotWholeWorld, lm.Pos(field), m.Name,
 				fmt.Sprintf("set rank_offset to 0 and num_ranks to %d: with --llm-only the language grid covers WORLD_SIZE", t.WorldSize),
 				"a language module alone (--llm-only) spans [%d, %d), not the whole world [0, %d)", m.RankOffset, m.RankOffset+m.NumRanks, t.WorldSize)
 		}
@@ -156,7 +158,7 @@ func (c *checker) megatronLMPlacement() {
 		}
 	}
 	e := c.lm(encs[0])
-	c.d.Add("encoder-not-first", e.Pos("rank_offset"), e.Name,
+	c.d.Add(diag.RuleEncoderNotFirst, e.Pos("rank_offset"), e.Name,
 		fmt.Sprintf("give %s rank_offset 0 and place the language module after it (--llm-offset %d)", e.Name, e.NumRanks),
 		"the encoder starts at rank %d, but Megatron-LM's MIMO example always places the encoder span at rank 0", e.RankOffset)
 }
@@ -184,7 +186,7 @@ func (c *checker) megatronBridge() {
 			for lo*2 < m.TP {
 				lo *= 2
 			}
-			c.d.Add("tp-not-power-of-two", lm.Pos("tp"), m.Name,
+			c.d.Add(diag.RuleTPNotPowerOfTwo, lm.Pos("tp"), m.Name,
 				fmt.Sprintf("use tp %d or %d", lo, lo*2),
 				"tp is %d, but Megatron-Bridge needs a power of two (1, 2, 4, 8, ...) for cross-module communication", m.TP)
 		}
@@ -192,7 +194,7 @@ func (c *checker) megatronBridge() {
 			if s.size == 1 {
 				continue
 			}
-			c.d.Add("gtp-unsupported", lm.Pos(s.field), m.Name,
+			c.d.Add(diag.RuleGTPUnsupported, lm.Pos(s.field), m.Name,
 				fmt.Sprintf("set %s to 1: Megatron-Bridge's ModuleParallelismConfig has no GTP size", s.field),
 				"%s is %d, but Megatron-Bridge supports only %s 1", s.field, s.size, s.field)
 		}
@@ -203,7 +205,7 @@ func (c *checker) megatronBridge() {
 			if s.size == 1 {
 				continue
 			}
-			c.d.Add("encoder-not-dense", lm.Pos(s.field), m.Name,
+			c.d.Add(diag.RuleEncoderNotDense, lm.Pos(s.field), m.Name,
 				fmt.Sprintf("set %s to 1: only the language module may be MoE", s.field),
 				"%s is %d, but Megatron-Bridge requires encoders to stay dense (ep 1, expt_tp 1)", s.field, s.size)
 		}
@@ -238,11 +240,11 @@ func (c *checker) bridgeDP() {
 			case b.Name:
 				enc = other.Name
 			}
-			if enc != "" && (done.has("bridge-leaders-not-divisible", enc) || done.has("dp-not-compatible", enc)) {
+			if enc != "" && (done.has(diag.RuleBridgeLeadersNotDivisible, enc) || done.has(diag.RuleDPNotCompatible, enc)) {
 				continue
 			}
 			lm := c.lm(j)
-			c.d.Add("dp-not-compatible", lm.Pos(dpField(lm)), b.Name,
+			c.d.Add(diag.RuleDPNotCompatible, lm.Pos(dpField(lm)), b.Name,
 				fmt.Sprintf("change %s's num_ranks or tp so that its dp is %s", b.Name, hints.compatible(a.dp)),
 				"dp %d and %s's dp %d do not divide one another, which Megatron-Bridge requires of every pair of modules", b.DP, other.Name, a.dp)
 			break

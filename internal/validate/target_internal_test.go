@@ -11,6 +11,7 @@ import (
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
 // llm-only-not-whole-world mirrors --llm-only's own check. The core rules
@@ -111,15 +112,15 @@ func topologyRulesChecker(tb testing.TB, n, ranks int) *checker {
 	}
 	l, d := layout.Parse("big.yaml", []byte(b.String()))
 	require.Empty(tb, d.Items)
-	topo := &Topology{Target: l.Target, WorldSize: l.WorldSize, Mode: Colocated, Cluster: l.Cluster, Batch: l.Batch}
+	t := &topo.Topology{Target: l.Target, WorldSize: l.WorldSize, Mode: topo.Colocated, Cluster: l.Cluster, Batch: l.Batch, Layout: l}
 	for _, m := range l.Modules {
 		dense, expert := m.TP*m.GTPRemat*m.CP*m.PP, m.ExptTP*m.EP*m.ExptGTPRemat*m.PP
-		topo.Modules = append(topo.Modules, &grid.Module{
+		t.Modules = append(t.Modules, &grid.Module{
 			Spec: grid.Spec{Name: m.Name, RankOffset: m.RankOffset, NumRanks: m.NumRanks, TP: m.TP, GTPRemat: m.GTPRemat,
 				CP: m.CP, PP: m.PP, EP: m.EP, ExptTP: m.ExptTP, ExptGTPRemat: m.ExptGTPRemat},
 			DP: m.NumRanks / dense, ExptDP: m.NumRanks / expert,
 		})
 	}
-	r := &Result{Layout: l, Diags: d, Mode: Colocated, Topology: topo}
-	return &checker{l: l, d: d, r: r, sized: topo.Modules}
+	r := &Result{Layout: l, Diags: d, Topology: t}
+	return &checker{l: l, d: d, r: r, sized: t.Modules, mode: topo.Colocated}
 }

@@ -10,47 +10,17 @@ import (
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/topo"
 	"github.com/mimoplan/mimoplan/internal/upstream"
 )
-
-// Mode is how module spans relate.
-type Mode string
-
-const (
-	Colocated    Mode = "colocated"     // every module spans the same ranks
-	NonColocated Mode = "non_colocated" // spans are disjoint and tile the world
-)
-
-// Topology is a valid layout's modules with their grids, in layout order.
-type Topology struct {
-	Name      string
-	Target    layout.Target
-	WorldSize int
-	Mode      Mode
-	Cluster   *layout.Cluster
-	Batch     *layout.Batch
-	Modules   []*grid.Module
-}
-
-// Module returns the module with the given name, or nil.
-func (t *Topology) Module(name string) *grid.Module {
-	for _, m := range t.Modules {
-		if m.Name == name {
-			return m
-		}
-	}
-	return nil
-}
 
 // Result is the outcome of checking one layout.
 type Result struct {
 	Layout *layout.Layout
 	Diags  *diag.List
-	// Mode is set once the module spans are known to be sound.
-	Mode Mode
 	// Topology is set when every module's grid could be built, which is
 	// the case whenever Diags holds no error from the core rules.
-	Topology *Topology
+	Topology *topo.Topology
 	// Estimates holds, in layout order, the memory and FLOPs of each
 	// module with a model whose sizes and model rules are sound.
 	Estimates []ModuleEstimate
@@ -157,6 +127,8 @@ type checker struct {
 	// sizes are not sound.
 	sized []*grid.Module
 	grids *Grids
+	// mode is set once the module spans are known to be sound.
+	mode topo.Mode
 }
 
 // stage is one rule of the stages after the core rules.
@@ -192,6 +164,6 @@ func (c *checker) sizedLanguage() int {
 // formats (json, sarif) have an entry for it.
 func Unreadable(path string, err error) *Result {
 	d := &diag.List{File: path}
-	d.Add("unreadable-file", diag.Pos{}, "", "check the path and its permissions; give a regular file, or '-' for standard input", "%v", err)
+	d.Add(diag.RuleUnreadableFile, diag.Pos{}, "", "check the path and its permissions; give a regular file, or '-' for standard input", "%v", err)
 	return &Result{Diags: d}
 }

@@ -110,5 +110,5 @@ func launchPlanRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	return launch.Run(opts.IO.Out, opts.IO.ErrOut, res, r)
+	return launch.Run(opts.IO.Out, opts.IO.ErrOut, res.Topology, res.Diags, r)
 }

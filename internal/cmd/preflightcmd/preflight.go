@@ -87,5 +87,5 @@ func preflightRun(opts *Options) error {
 		return err
 	}
 	r.WritePlan = func(w io.Writer) error { return render.JSON(w, res.Topology) }
-	return preflight.Execute(opts.Context, opts.IO.Out, opts.IO.ErrOut, res, r, lo)
+	return preflight.Execute(opts.Context, opts.IO.Out, opts.IO.ErrOut, res.Topology, res.Diags, r, lo)
 }
