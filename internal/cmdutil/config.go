@@ -169,15 +169,20 @@ func (c *Config) Check(root *cobra.Command) error {
 	}
 	flags := map[string]map[string]bool{} // command -> its flags
 	all := map[string]bool{}
-	for _, cmd := range root.Commands() {
-		fs := map[string]bool{}
-		cmd.Flags().VisitAll(func(f *pflag.Flag) {
-			if !slices.Contains(notConfigured, f.Name) {
-				fs[f.Name], all[f.Name] = true, true
-			}
-		})
-		flags[cmd.Name()] = fs
+	var walk func(*cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		for _, sub := range cmd.Commands() {
+			fs := map[string]bool{}
+			sub.Flags().VisitAll(func(f *pflag.Flag) {
+				if !slices.Contains(notConfigured, f.Name) {
+					fs[f.Name], all[f.Name] = true, true
+				}
+			})
+			flags[sub.Name()] = fs
+			walk(sub)
+		}
 	}
+	walk(root)
 	var unknown []string
 	for _, k := range c.v.AllKeys() {
 		if !c.v.InConfig(k) {

@@ -107,7 +107,7 @@ func TestMegatronLMRoundTrip(t *testing.T) {
 						o.Hosts = append(o.Hosts, "n"+strconv.Itoa(i))
 					}
 				}
-				p, d, err := launch.Build(res, o)
+				p, d, err := launch.Build(res.Topology, o)
 				require.NoError(t, err)
 				require.NotNil(t, p, "%v", d)
 				argv := p.Node(0).Command
@@ -159,7 +159,7 @@ func TestBridgeEnvRoundTrip(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			res := check(t, src, "")
-			p, _, err := launch.Build(res, launch.Options{Program: []string{"llava.py"}, MasterPort: launch.DefaultMasterPort, Hosts: hostsFor(res)})
+			p, _, err := launch.Build(res.Topology, launch.Options{Program: []string{"llava.py"}, MasterPort: launch.DefaultMasterPort, Hosts: hostsFor(res)})
 			require.NoError(t, err)
 			for _, format := range []string{"sh", "slurm"} {
 				var b bytes.Buffer

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/cmd/diffcmd"
 	"github.com/mimoplan/mimoplan/internal/cmd/estimatecmd"
+	"github.com/mimoplan/mimoplan/internal/cmd/importcmd"
 	"github.com/mimoplan/mimoplan/internal/cmd/launchplancmd"
 	"github.com/mimoplan/mimoplan/internal/cmd/preflightcmd"
 	"github.com/mimoplan/mimoplan/internal/cmd/probecmd"
@@ -62,6 +63,7 @@ Exit codes: 0 valid, 1 invalid input, 2 usage error, 3 no NVIDIA driver/NVML.`,
 		estimatecmd.NewCmdEstimate(f, nil),
 		suggestcmd.NewCmdSuggest(f, nil),
 		diffcmd.NewCmdDiff(f, nil),
+		importcmd.NewCmdImport(f, nil),
 	)
 	return root
 }

@@ -1,0 +1,183 @@
+// Package importcmd is the import command: a layout from the launch of an
+// existing job.
+package importcmd
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mimoplan/mimoplan/internal/cmdutil"
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/exitcode"
+	"github.com/mimoplan/mimoplan/internal/importer"
+	"github.com/mimoplan/mimoplan/internal/launch"
+	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+// Options are the settings of both import commands.
+type Options struct {
+	IO *cmdutil.IOStreams
+	// Source is "megatron-lm" or "bridge-env".
+	Source string
+	// Argv is the launch's argv (megatron-lm).
+	Argv    []string
+	Encoder string
+	// FromScript is the script to read the MIMO_* variables from
+	// (bridge-env); "" reads the environment.
+	FromScript string
+	Name, Out  string
+}
+
+// NewCmdImport returns the import command with its two subcommands; runF,
+// when not nil, runs in place of importRun.
+func NewCmdImport(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "import megatron-lm|bridge-env",
+		Short: "Write the layout of an existing launch",
+		Long: `Turn what a job is launched with back into a layout.
+
+  mimoplan import megatron-lm -- torchrun --nnodes=1 --nproc-per-node=8 \
+      examples/mimo/pretrain_mimo.py --mimo-encoder-tp 2 --mimo-llm-offset 4 ...
+  mimoplan import bridge-env                    the MIMO_* variables set now
+  mimoplan import bridge-env --from-script run.sh
+
+The layout is checked like any other (exit 1 with its diagnostics when it
+is invalid) and written to standard output or --out. See docs/import.md.
+
+Exit codes: 0 layout written, 1 the launch describes an invalid layout,
+2 usage error (unreadable arguments or variables).`,
+	}
+	run := func(o *Options) error {
+		if runF != nil {
+			return runF(o)
+		}
+		return importRun(o)
+	}
+	cmd.AddCommand(newCmdMegatron(f, run), newCmdBridge(f, run))
+	return cmd
+}
+
+func newCmdMegatron(f *cmdutil.Factory, run func(*Options) error) *cobra.Command {
+	opts := &Options{IO: f.IOStreams, Source: "megatron-lm"}
+	cmd := &cobra.Command{
+		Use:   "megatron-lm [--name NAME] [--encoder NAME] [--out FILE] -- ARGV...",
+		Short: "A layout from the argv of Megatron-LM's MIMO example",
+		Long: `Read the argv of a Megatron-LM MIMO launch (a torchrun line or
+pretrain_mimo.py's arguments alone): torchrun's --nnodes and
+--nproc-per-node give the cluster; the grid arguments, plain (--llm-tp,
+before Megatron-LM PR #6894) or --mimo-* (since), not both, give the
+modules, a missing one taking args.py's default; --tensor-parallel-num-
+weight-shards and --expert-tensor-parallel-num-weight-shards give GTP,
+--num-experts the language module's experts, --micro-batch-size and
+--global-batch-size the batch. Plain names pin the layout's target_version
+to the newest upstream that takes them.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
+				return exitcode.Usagef("import megatron-lm takes the launch's argv after --")
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			opts.Argv = args
+			return run(opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Encoder, "encoder", "vision", "the encoder module's name (the argv has only its sizes)")
+	bindCommon(cmd, opts)
+	return cmd
+}
+
+func newCmdBridge(f *cmdutil.Factory, run func(*Options) error) *cobra.Command {
+	opts := &Options{IO: f.IOStreams, Source: "bridge-env"}
+	cmd := &cobra.Command{
+		Use:   "bridge-env [--from-script FILE] [--name NAME] [--out FILE]",
+		Short: "A layout from the MIMO_* variables of Megatron-Bridge's llava examples",
+		Long: `Read MIMO_<MODULE>_TP, _PP, _DP and _OFFSET (LLM for the language module,
+VISION, AUDIO, ... for the encoders, lower-cased into module names) from
+the environment, or from the assignments of a shell script (--from-script:
+export NAME=VALUE, or NAME=VALUE before a command; the script is read, never
+run). Every module needs all four variables.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error { return run(opts) },
+	}
+	cmd.Flags().StringVar(&opts.FromScript, "from-script", "", "read the variables from this shell script instead of the environment")
+	bindCommon(cmd, opts)
+	return cmd
+}
+
+func bindCommon(cmd *cobra.Command, opts *Options) {
+	cmd.Flags().StringVar(&opts.Name, "name", "", "the layout's name")
+	cmd.Flags().StringVar(&opts.Out, "out", "", "write the layout to this file, atomically (default: standard output)")
+}
+
+func importRun(o *Options) error {
+	var l *importer.Layout
+	var err error
+	if o.Source == "megatron-lm" {
+		l, err = importer.MegatronLM(o.Argv, o.Encoder)
+	} else {
+		l, err = bridgeLayout(o.FromScript)
+	}
+	if err != nil {
+		return exitcode.Usagef("import %s: %v", o.Source, err)
+	}
+	l.Name = o.Name
+	return write(o, l)
+}
+
+// bridgeLayout reads the MIMO_* variables from the script at path, or from
+// the environment when path is "".
+func bridgeLayout(path string) (*importer.Layout, error) {
+	env := map[string]string{}
+	if path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if env, err = importer.ScriptEnv(f); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	} else {
+		for _, kv := range os.Environ() {
+			k, val, _ := strings.Cut(kv, "=")
+			env[k] = val
+		}
+	}
+	return importer.BridgeEnv(env)
+}
+
+// write checks the imported layout and writes it.
+func write(o *Options, l *importer.Layout) error {
+	text := l.YAML()
+	file := "imported layout"
+	if o.Out != "" {
+		file = o.Out
+	}
+	ly, d := layout.Parse(file, []byte(text))
+	res := validate.Check(ly, d)
+	if !res.Valid(false) {
+		if err := diag.WriteText(o.IO.ErrOut, res.Diags); err != nil {
+			return err
+		}
+		fmt.Fprintf(o.IO.ErrOut, "mimoplan: the launch describes an invalid layout:\n%s", text)
+		return exitcode.Silent(exitcode.Invalid)
+	}
+	if o.Out == "" {
+		_, err := io.WriteString(o.IO.Out, text)
+		return err
+	}
+	if err := launch.WriteFile(o.Out, 0o644, func(w io.Writer) error {
+		_, err := io.WriteString(w, text)
+		return err
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.IO.ErrOut, "mimoplan: wrote the layout to %s\n", o.Out)
+	return nil
+}
