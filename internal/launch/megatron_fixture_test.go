@@ -154,7 +154,7 @@ func TestMegatronSpecsFixture(t *testing.T) {
 			}
 			res := validate.Check(l, d)
 			require.True(t, res.Valid(false), "%v", res.Diags.Items)
-			p, diags, err := Build(res, Options{NoProgram: true, LayoutArgs: true, MasterPort: DefaultMasterPort})
+			p, diags, err := Build(res.Topology, Options{NoProgram: true, LayoutArgs: true, MasterPort: DefaultMasterPort})
 			require.NoError(t, err)
 			require.NotNil(t, p, "%v", diags)
 			var b strings.Builder
