@@ -36,6 +36,9 @@ demo: build
 	@echo '$$ mimoplan render $(DEMO) --format html > bin/rankmap.html   # the rank map: open it in a browser'
 	@./$(BIN) render $(DEMO) --format html > bin/rankmap.html
 	@echo
+	@echo '$$ mimoplan estimate layouts/three-module-4node.yaml   # memory per GPU and FLOPs of each model'
+	@./$(BIN) estimate layouts/three-module-4node.yaml 2>/dev/null
+	@echo
 	@echo '$$ mimoplan validate testdata/demo/broken.yaml   # a layout with mistakes: exit 1'
 	@./$(BIN) validate testdata/demo/broken.yaml; echo "exit code $$?"
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/mimoplan/mimoplan/internal/model"
@@ -96,15 +97,21 @@ func printEstimateJSON(w io.Writer, res *validate.Result) error {
 // module's terms: how mimoplan's figure differs from Megatron's.
 func printEstimateTable(w io.Writer, res *validate.Result) error {
 	doc := estimateDoc(res)
+	// Borderless, so that a table of a few modules fits 80 columns.
 	t := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders:  tw.BorderNone,
+			Symbols:  tw.NewSymbols(tw.StyleASCII),
+			Settings: tw.Settings{Separators: tw.SeparatorsNone, Lines: tw.Lines{ShowHeaderLine: tw.On}},
+		})),
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithRowAlignment(tw.AlignRight))
-	t.Header("module", "params", "active", "weights+opt", "activations", "overhead", "total", "Megatron total", "TFLOP/sample")
+	t.Header("module", "params", "active", "weights", "activ.", "overhead", "total", "Megatron", "TFLOP")
 	for _, m := range doc.Modules {
 		if err := t.Append(m.Name, count(float64(m.Parameters)), count(float64(m.ActiveParameters)),
-			gib(float64(m.WeightAndOptimizerBytes)), gib(float64(m.ActivationBytes)), gib(float64(m.OverheadBytes)),
-			gib(float64(m.TotalBytes)), gib(m.Megatron.TotalBytes), fmt.Sprintf("%.1f", m.FLOPsPerSample/1e12)); err != nil {
+			num(float64(m.WeightAndOptimizerBytes)), num(float64(m.ActivationBytes)), num(float64(m.OverheadBytes)),
+			num(float64(m.TotalBytes)), num(m.Megatron.TotalBytes), fmt.Sprintf("%.1f", m.FLOPsPerSample/1e12)); err != nil {
 			return err
 		}
 	}
@@ -114,16 +121,20 @@ func printEstimateTable(w io.Writer, res *validate.Result) error {
 		}
 	}
 	var b strings.Builder
+	if len(doc.Modules) > 0 {
+		b.WriteString("GiB per GPU on the first pipeline stage (weights: with the optimizer;\n" +
+			"Megatron: Megatron's own total); TFLOP per sample. docs/estimate.md\n")
+	}
 	if doc.GPUMemoryBytes > 0 {
 		fmt.Fprintf(&b, "GPU memory (cluster.gpu_memory): %s\n", gib(float64(doc.GPUMemoryBytes)))
 	}
 	for _, m := range doc.Modules {
 		mg := m.Megatron
-		fmt.Fprintf(&b, "%s: Megatron (%s): weights+opt %s, activations %s, total %s; micro batch %d, %s\n",
-			m.Name, mg.ActivationFormula, gib(mg.WeightAndOptimizerBytes), gib(mg.ActivationBytes), gib(mg.TotalBytes),
-			m.Training.MicroBatchSize, microbatches(m.Training.NumMicrobatches))
+		fmt.Fprintf(&b, "%s: Megatron's %s\n  weights %s, activations %s, total %s\n",
+			m.Name, mg.ActivationFormula, gib(mg.WeightAndOptimizerBytes), gib(mg.ActivationBytes), gib(mg.TotalBytes))
+		fmt.Fprintf(&b, "  micro batch %d, %s\n", m.Training.MicroBatchSize, microbatches(m.Training.NumMicrobatches))
 		for _, t := range m.Terms {
-			fmt.Fprintf(&b, "  %s %s (%s): %s\n", signed(t.Bytes), t.Name, t.Part, t.Why)
+			fmt.Fprintf(&b, "  %s %s (%s)\n", signed(t.Bytes), t.Name, t.Part)
 		}
 	}
 	for _, n := range doc.NotEstimated {
@@ -135,7 +146,7 @@ func printEstimateTable(w io.Writer, res *validate.Result) error {
 
 func microbatches(n int) string {
 	if n == 0 {
-		return "microbatches per step unknown (no global_batch_size): pp in flight"
+		return "no global_batch_size: pp microbatches in flight"
 	}
 	return fmt.Sprintf("%d microbatches per step", n)
 }
@@ -147,6 +158,9 @@ func signed(b float64) string {
 	}
 	return fmt.Sprintf("%+.2f GiB", b/(1<<30))
 }
+
+// num prints bytes as GiB, without the unit (the table's note gives it).
+func num(b float64) string { return fmt.Sprintf("%.2f", b/(1<<30)) }
 
 func gib(b float64) string { return fmt.Sprintf("%.2f GiB", b/(1<<30)) }
 
