@@ -13,7 +13,9 @@ Megatron-LM's examples/mimo/training/args.py:
 beside Megatron's own --micro-batch-size, --global-batch-size,
 --num-experts, --tensor-parallel-num-weight-shards and
 --expert-tensor-parallel-num-weight-shards (declared here as
-megatron/training/arguments.py declares them: int, default None), with
+megatron/training/arguments.py declares them: int, default None) and every
+other option string of that version's Megatron-LM (megatron_options: the
+model arguments launch-plan writes for a layout with a model), with
 parse_args, so that an argument the version does not know fails the case.
 
 Upstream's code is never committed: args.py, topology.py (ModuleGridSpec),
@@ -44,6 +46,7 @@ Writes internal/launch/testdata/megatron-lm/argv.json.
 """
 
 import argparse
+import ast
 import dataclasses
 import importlib.util
 import inspect
@@ -61,6 +64,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "internal", "launch", "testdata", "megatron-lm", "argv.json")
 
 FILES = [
+    "megatron/training/arguments.py",
+    "megatron/core/transformer/transformer_config.py",
     "examples/mimo/training/args.py",
     "examples/mimo/training/topology.py",
     "megatron/core/model_parallel_config.py",
@@ -148,7 +153,12 @@ class Stub(types.ModuleType):
 
 
 def extract(mirror, commit, dest):
-    data = subprocess.check_output(["git", "-C", mirror, "archive", commit, *FILES])
+    # The config dataclasses ArgumentGroupFactory turns into flags, as far
+    # as the commit has them.
+    extra = [f for f in subprocess.check_output(
+        ["git", "-C", mirror, "ls-tree", "-r", "--name-only", commit, "megatron/training/config"], text=True).split()
+        if f.endswith(".py")]
+    data = subprocess.check_output(["git", "-C", mirror, "archive", commit, *FILES, *extra])
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         tar.extractall(dest, filter="data")
 
@@ -195,6 +205,57 @@ def load(root, rename):
     return load_module("examples.mimo.training.args", path, mimo_rename(src) if rename else src)
 
 
+def megatron_options(root):
+    """Megatron-LM's own option strings at one commit, each with whether it
+    takes a value: the add_argument calls of megatron/training/arguments.py,
+    and the fields of TransformerConfig, ModelParallelConfig and the
+    dataclasses of megatron/training/config that its
+    ArgumentGroupFactory (megatron/training/argument_utils.py) turns into
+    flags: argparse_meta's arg_names, else --<name>, a bool that defaults
+    to True as --no-<name> / --disable-<name>, bools taking no value. Read
+    from the syntax trees; the factory's exclude lists are not applied, so
+    the set may hold a few names parse_args does not."""
+    opts = {}
+    tree = ast.parse(open(os.path.join(root, "megatron/training/arguments.py")).read())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument":
+            names = [a.value for a in node.args if isinstance(a, ast.Constant) and str(a.value).startswith("--")]
+            action = next((k.value.value for k in node.keywords if k.arg == "action" and isinstance(k.value, ast.Constant)), None)
+            for n in names:
+                opts[n] = action not in ("store_true", "store_false", "store_const", "count")
+    cfg_dir = os.path.join(root, "megatron/training/config")
+    extra = [os.path.join("megatron/training/config", f) for f in sorted(os.listdir(cfg_dir))] if os.path.isdir(cfg_dir) else []
+    for path in ["megatron/core/transformer/transformer_config.py", "megatron/core/model_parallel_config.py", *extra]:
+        if not path.endswith(".py"):
+            continue
+        tree = ast.parse(open(os.path.join(root, path)).read())
+        for cls in tree.body:
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            for f in cls.body:
+                if not (isinstance(f, ast.AnnAssign) and isinstance(f.target, ast.Name)):
+                    continue
+                name, default, names = f.target.id, f.value, None
+                if isinstance(default, ast.Call) and getattr(default.func, "id", "") == "field":
+                    kw = {k.arg: k.value for k in default.keywords}
+                    default = kw.get("default")
+                    try:
+                        meta = ast.literal_eval(kw["metadata"]) if "metadata" in kw else {}
+                        names = meta.get("argparse_meta", {}).get("arg_names")
+                    except ValueError:
+                        names = None
+                is_bool = isinstance(f.annotation, ast.Name) and f.annotation.id == "bool"
+                flag = "--" + name.replace("_", "-")
+                if names is None:
+                    if is_bool and isinstance(default, ast.Constant) and default.value is True:
+                        names = ["--no-" + name.replace("_", "-"), "--disable-" + name.replace("_", "-")]
+                    else:
+                        names = [flag]
+                for n in names:
+                    opts.setdefault(n, not is_bool)
+    return opts
+
+
 def parser_for(args_mod):
     p = argparse.ArgumentParser(prog="pretrain_mimo.py", allow_abbrev=False, exit_on_error=False)
     g = p.add_argument_group("megatron")
@@ -202,6 +263,14 @@ def parser_for(args_mod):
                  "--tensor-parallel-num-weight-shards", "--expert-tensor-parallel-num-weight-shards"]:
         g.add_argument(flag, type=int, default=None)
     args_mod.add_hetero_grid_args(p)
+    for flag, takes in sorted(args_mod.megatron_options.items()):
+        try:
+            if takes:
+                g.add_argument(flag, dest="megatron_" + flag[2:].replace("-", "_"))
+            else:
+                g.add_argument(flag, dest="megatron_" + flag[2:].replace("-", "_"), action="store_true")
+        except argparse.ArgumentError:
+            pass  # declared above
     return p
 
 
@@ -339,7 +408,8 @@ def main():
         mods[v] = types.SimpleNamespace(
             add_hetero_grid_args=mods[v].add_hetero_grid_args,
             build_module_grid_specs=mods[v].build_module_grid_specs,
-            ModuleGridSpec=sys.modules["examples.mimo.training.topology"].ModuleGridSpec)
+            ModuleGridSpec=sys.modules["examples.mimo.training.topology"].ModuleGridSpec,
+            megatron_options=megatron_options(d))
 
     def source(v):
         commit, rename = VERSIONS[v]

@@ -110,6 +110,7 @@ func megatronArgs(l *layout.Layout, t *topo.Topology, g gridArgs) (args []string
 			args = append(args, argGlobalBatch, n(t.Batch.GlobalBatchSize))
 		}
 	}
+	args = append(args, modelArgs(l)...)
 	if len(encs) == 0 {
 		args = append(args, g.llmOnly)
 	}
@@ -120,9 +121,13 @@ func megatronArgs(l *layout.Layout, t *topo.Topology, g gridArgs) (args []string
 // Megatron-LM's --num-experts, which args.py checks against --llm-ep.
 func numExperts(l *layout.Layout) int {
 	for _, m := range l.Modules {
-		if m.Name == grid.LanguageModule {
-			return m.NumExperts
+		if m.Name != grid.LanguageModule {
+			continue
 		}
+		if m.NumExperts == 0 && m.Model != nil {
+			return m.Model.Config.NumExperts
+		}
+		return m.NumExperts
 	}
 	return 0
 }

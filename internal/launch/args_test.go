@@ -205,3 +205,25 @@ func TestNoLayoutArgsDefaultProgram(t *testing.T) {
 	require.NotNil(t, p)
 	assert.Equal(t, []string{DefaultProgram}, p.Program)
 }
+
+// TestModelArgs: a language model becomes Megatron-LM's model arguments
+// (names checked against each version's parser by
+// TestMegatronArgvFixture); every destination model.MegatronArgs gives
+// has a flag here.
+func TestModelArgs(t *testing.T) {
+	assert.Empty(t, modelDests(), "destinations without a flag")
+	src := strings.Replace(llmOnly, "  - {name: language, num_ranks: 16, tp: 2, pp: 2, ep: 4}",
+		"  - {name: language, num_ranks: 16, tp: 2, pp: 2, ep: 4, model: {num_layers: 4, hidden_size: 1024, num_attention_heads: 8, num_query_groups: 2, seq_length: 2048, vocab_size: 32000, swiglu: true, normalization: RMSNorm, add_bias_linear: false, num_experts: 8, moe_router_topk: 2, moe_layer_freq: [0, 1, 0, 1]}}", 1)
+	p := build(t, src, Options{Hosts: []string{"a", "b"}, LayoutArgs: true})
+	got := strings.Join(p.Program, " ")
+	for _, want := range []string{"--num-experts 8", "--group-query-attention", "--num-layers 4", "--hidden-size 1024",
+		"--num-attention-heads 8", "--num-query-groups 2", "--seq-length 2048", "--vocab-size 32000", "--swiglu",
+		"--normalization RMSNorm", "--disable-bias-linear", "--moe-router-topk 2", "--moe-layer-freq [0,1,0,1]"} {
+		assert.Contains(t, got, want)
+	}
+	assert.Equal(t, 1, strings.Count(got, "--num-experts"), "once, from the model")
+	assert.True(t, strings.HasSuffix(got, "--mimo-llm-only"))
+	_, _, err := Build(check(t, src), Options{Hosts: []string{"a", "b"}, LayoutArgs: true, MasterPort: DefaultMasterPort,
+		Program: []string{"p.py", "--num-layers", "2"}})
+	assert.ErrorContains(t, err, "already set --num-layers")
+}
