@@ -22,20 +22,20 @@ var catalogue = []Rule{
 	{RuleUnsupportedVersion, Error, "The layout's version is not one this mimoplan reads.", "docs/layout.md"},
 	{RuleWorldSizeMismatch, Error, "world_size disagrees with cluster.nodes * cluster.gpus_per_node.", "docs/layout.md"},
 	{RuleDuplicateModule, Error, "Two modules share a name.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/topology.py:108 (create_topology keeps the last module of a repeated name, silently)"},
-	{RuleMissingLanguageModule, Error, "There is not exactly one module named language.", "examples/mimo/training/topology.py create_topology"},
-	{RuleDPMismatch, Error, "dp and num_ranks are both given and num_ranks != tp*gtp_remat*cp*pp*dp.", "examples/mimo/training/topology.py ModuleGridSpec"},
-	{RuleDenseNotDivisible, Error, "num_ranks is not divisible by tp*gtp_remat*cp*pp.", "examples/mimo/training/topology.py ModuleGridSpec.__post_init__"},
-	{RuleExpertNotDivisible, Error, "num_ranks is not divisible by expt_tp*ep*expt_gtp_remat*pp.", "examples/mimo/training/topology.py ModuleGridSpec.__post_init__"},
-	{RuleExpertsNotDivisible, Error, "num_experts is not divisible by ep.", "megatron/core/transformer/moe (num_moe_experts % expert_model_parallel_size)"},
-	{RuleSpanOutOfWorld, Error, "A module's rank span [rank_offset, rank_offset+num_ranks) leaves [0, world_size).", "megatron/core/hyper_comm_grid.py HyperCommGrid.__init__"},
-	{RuleSpanOverlap, Error, "Module spans are neither all identical (colocated) nor pairwise disjoint.", "examples/mimo/training/topology.py _validate_grid_layout"},
-	{RuleWorldGap, Error, "Some ranks of the world belong to no module.", "examples/mimo/training/topology.py _validate_grid_layout"},
+	{RuleMissingLanguageModule, Error, "There is not exactly one module named language.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/topology.py:97"},
+	{RuleDPMismatch, Error, "dp and num_ranks are both given and num_ranks != tp*gtp_remat*cp*pp*dp.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/topology.py:50 (ModuleGridSpec derives dp from num_ranks; a layout that gives both must agree)"},
+	{RuleDenseNotDivisible, Error, "num_ranks is not divisible by tp*gtp_remat*cp*pp.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/topology.py:46"},
+	{RuleExpertNotDivisible, Error, "num_ranks is not divisible by expt_tp*ep*expt_gtp_remat*pp.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/topology.py:52"},
+	{RuleExpertsNotDivisible, Error, "num_experts is not divisible by ep.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/moe/moe_layer.py:186"},
+	{RuleSpanOutOfWorld, Error, "A module's rank span [rank_offset, rank_offset+num_ranks) leaves [0, world_size).", "Megatron-LM@d98e8a64ddf3 megatron/core/hyper_comm_grid.py:124"},
+	{RuleSpanOverlap, Error, "Module spans are neither all identical (colocated) nor pairwise disjoint.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/topology.py:201"},
+	{RuleWorldGap, Error, "Some ranks of the world belong to no module.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/topology.py:211"},
 
 	// Communicator rules.
-	{RuleBridgeLeadersNotDivisible, Error, "Encoder and language data-lane counts (dp*gtp_remat) do not divide one another.", "megatron/core/pipeline_parallel/bridge_communicator.py BridgeCommunicator.build_comm_map"},
-	{RuleBridgeCPUnsupported, Error, "The cross-module bridge needs cp 1 on both ends.", "megatron/core/pipeline_parallel/bridge_communicator.py BridgeCommunicator.__init__"},
-	{RuleColocatedPPCPUnsupported, Error, "Colocated modules need pp 1 and cp 1.", "megatron/core/models/mimo/comm/colocated_communicator.py ColocatedBridgeCommunicator._validate_grids"},
-	{RuleDPNotCompatible, Error, "Two modules' dp sizes do not divide one another.", "colocated_communicator.py _validate_grids; Megatron-Bridge MegatronMIMOParallelismConfig._validate_parallelism_constraints"},
+	{RuleBridgeLeadersNotDivisible, Error, "Encoder and language data-lane counts (dp*gtp_remat) do not divide one another.", "Megatron-LM@d98e8a64ddf3 megatron/core/pipeline_parallel/bridge_communicator.py:306"},
+	{RuleBridgeCPUnsupported, Error, "The cross-module bridge needs cp 1 on both ends.", "Megatron-LM@d98e8a64ddf3 megatron/core/pipeline_parallel/bridge_communicator.py:109, :115"},
+	{RuleColocatedPPCPUnsupported, Error, "Colocated modules need pp 1 and cp 1.", "Megatron-LM@d98e8a64ddf3 megatron/core/models/mimo/comm/colocated_communicator.py:143"},
+	{RuleDPNotCompatible, Error, "Two modules' dp sizes do not divide one another.", "Megatron-LM@d98e8a64ddf3 megatron/core/models/mimo/comm/colocated_communicator.py:151; Megatron-Bridge@067f987df03b src/megatron/bridge/models/megatron_mimo/megatron_mimo_config.py:198"},
 	{RuleFanInUnevenTokens, Warning, "Non-colocated: an encoder's dp exceeds the language module's dp*gtp_remat (fan-in), which fails when samples carry different numbers of modality tokens.", "Megatron-LM@d98e8a64ddf3 megatron/core/models/mimo/model/base.py:563"},
 
 	// Batch rules.
@@ -64,19 +64,19 @@ var catalogue = []Rule{
 	{RuleGPUMemoryShort, Error, "A module's estimated memory per GPU exceeds cluster.gpu_memory (or the GPU's, with --probe).", "Megatron-LM@d98e8a64ddf3 megatron/training/theoretical_memory_usage.py:456"},
 
 	// Target megatron-lm.
-	{RuleColocatedUnsupported, Error, "The target runtime cannot run colocated modules.", "examples/mimo/pretrain_mimo.py, args.py validate_hetero_grid_args; Megatron-Bridge MegatronMIMOParallelismConfig._validate_heterogeneous"},
-	{RuleTooManyEncoders, Error, "The target runtime supports at most one encoder.", "examples/mimo/training/args.py build_module_grid_specs"},
-	{RuleEncoderNotFirst, Error, "The encoder's span must start at rank 0.", "examples/mimo/training/args.py (\"encoder span always starts at rank 0\")"},
-	{RuleCPUnsupported, Error, "The target runtime needs cp 1 everywhere.", "examples/mimo/training/args.py (\"hetero MIMO training currently supports CP=1 only\")"},
-	{RuleEncoderParallelismUnsupported, Error, "The encoder needs pp, ep, expt_tp, gtp_remat and expt_gtp_remat 1.", "examples/mimo/training/args.py build_module_grid_specs"},
+	{RuleColocatedUnsupported, Error, "The target runtime cannot run colocated modules.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/args.py:114; Megatron-Bridge@067f987df03b src/megatron/bridge/models/megatron_mimo/megatron_mimo_config.py:141"},
+	{RuleTooManyEncoders, Error, "The target runtime supports at most one encoder.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/args.py:151 (one encoder grid spec)"},
+	{RuleEncoderNotFirst, Error, "The encoder's span must start at rank 0.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/args.py:110"},
+	{RuleCPUnsupported, Error, "The target runtime needs cp 1 everywhere.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/args.py:66"},
+	{RuleEncoderParallelismUnsupported, Error, "The encoder needs pp, ep, expt_tp, gtp_remat and expt_gtp_remat 1.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/args.py:151 (the encoder grid: tp and dp, the rest 1)"},
 	{RuleTargetVersionTooOld, Error, "target_version predates the MIMO example's grid arguments.", "Megatron-LM PR #5375 (examples/mimo/training/args.py)"},
 	{RuleGTPNeedsNewerVersion, Error, "GTP needs a Megatron-LM with PR #6570.", "Megatron-LM PR #6570 (examples/mimo/training/args.py)"},
-	{RuleLLMOnlyNotWholeWorld, Error, "A single language module must cover the world from rank 0.", "examples/mimo/training/args.py (--llm-only)"},
+	{RuleLLMOnlyNotWholeWorld, Error, "A single language module must cover the world from rank 0.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/args.py:86, :92"},
 
 	// Target megatron-bridge.
-	{RuleEncoderNotDense, Error, "Encoders must be dense: ep 1 and expt_tp 1.", "Megatron-Bridge MegatronMIMOParallelismConfig._validate_encoder_expert_parallelism"},
-	{RuleTPNotPowerOfTwo, Error, "tp must be a power of two.", "Megatron-Bridge MegatronMIMOParallelismConfig._validate_parallelism_constraints"},
-	{RuleGTPUnsupported, Error, "gtp_remat must be 1.", "Megatron-Bridge ModuleParallelismConfig (no GTP size)"},
+	{RuleEncoderNotDense, Error, "Encoders must be dense: ep 1 and expt_tp 1.", "Megatron-Bridge@067f987df03b src/megatron/bridge/models/megatron_mimo/megatron_mimo_config.py:163"},
+	{RuleTPNotPowerOfTwo, Error, "tp must be a power of two.", "Megatron-Bridge@067f987df03b src/megatron/bridge/models/megatron_mimo/megatron_mimo_config.py:184"},
+	{RuleGTPUnsupported, Error, "gtp_remat must be 1.", "Megatron-Bridge@067f987df03b src/megatron/bridge/models/megatron_mimo/megatron_mimo_config.py:11 (ModuleParallelismConfig has no GTP size)"},
 
 	// Node locality.
 	{RuleGroupCrossesNode, Warning, "A tp, cp, tp_cp or expt_tp group spans more than one node.", "NVLink domain: these groups carry per-layer traffic"},
@@ -93,7 +93,7 @@ var catalogue = []Rule{
 	{RuleDuplicateHost, Error, "A host appears twice in the host list.", "torchrun static rendezvous"},
 	{RuleMasterNotFirstHost, Error, "With static rendezvous, --master-addr names a host other than node rank 0's.", "torchrun static rendezvous (node rank 0 serves the store)"},
 	{RuleInvalidPort, Error, "The master port is not a decimal number in 1-65535.", "TCP"},
-	{RuleMicroBatchRequired, Error, "A Megatron-LM plan without --micro-batch-size, or with one that fails the fan-out check.", "Megatron-LM megatron/training/arguments.py validate_args; examples/mimo/training/args.py validate_hetero_grid_args"},
+	{RuleMicroBatchRequired, Error, "A Megatron-LM plan without --micro-batch-size, or with one that fails the fan-out check.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:693, examples/mimo/training/args.py:102"},
 }
 
 // Rules returns the catalogue in documentation order.
