@@ -30,6 +30,8 @@ func (e toyEstimator) Memory(_ *layout.Layout, _ *layout.Module, c *Choice) (flo
 	return p + 1e9/float64(c.CP), p, true
 }
 
+func (toyEstimator) Accepts(*layout.Layout, *layout.Module, *Choice) bool { return true }
+
 // bruteCase is a spec and the raw values the brute force tries for each
 // open field of every module.
 type bruteCase struct {
@@ -39,11 +41,27 @@ type bruteCase struct {
 	// value 1..world_size (rank_offset 0..world_size-1).
 	open []string
 	gtp  bool
-	mem  float64 // GPU memory, 0: unchecked
+	mem  float64 // GPU memory of the toy estimator, 0: unchecked
 	est  toyEstimator
+	// model: the spec's modules have real models; the real estimator
+	// prunes, and validate alone (gpu-memory-short) decides memory.
+	model bool
 }
 
+const (
+	smallLM  = "{num_layers: 4, hidden_size: 256, num_attention_heads: 4, num_query_groups: 2, seq_length: 256, vocab_size: 1000}"
+	smallMoE = "{num_layers: 2, hidden_size: 256, num_attention_heads: 4, seq_length: 128, vocab_size: 1000, num_experts: 4, moe_router_topk: 2}"
+	smallViT = "{num_layers: 2, hidden_size: 128, num_attention_heads: 2, seq_length: 64}"
+)
+
 var bruteCases = []bruteCase{
+	{name: "model, 8 GPUs, tp cp pp vpp open, memory", open: []string{"tp", "cp", "pp", "vpp"}, model: true,
+		spec: "version: 1\ncluster: {nodes: 2, gpus_per_node: 4, gpu_memory: 30MiB}\nbatch: {micro_batch_size: 1, global_batch_size: 16}\nmodules:\n" +
+			"  - {name: language, ep: 1, expt_tp: 1, model: " + smallLM + "}\n"},
+	{name: "models, MoE, 4 GPUs, memory", open: []string{"tp", "ep"}, model: true,
+		spec: "version: 1\ntarget: megatron-bridge\ncluster: {nodes: 1, gpus_per_node: 4, gpu_memory: 55MiB}\nbatch: {micro_batch_size: 4, global_batch_size: 8}\n" +
+			"training: {use_distributed_optimizer: true}\nmodules:\n" +
+			"  - {name: vision, cp: 1, pp: 1, expt_tp: 1, model: " + smallViT + "}\n  - {name: language, cp: 1, pp: 1, expt_tp: 1, model: " + smallMoE + "}\n"},
 	{name: "one module, 6 GPUs, everything open", open: []string{"tp", "cp", "pp", "ep", "expt_tp"},
 		spec: "version: 1\nworld_size: 6\nmodules:\n  - name: language\n    num_experts: 6\n"},
 	{name: "two modules, 4 GPUs, tp and pp open", open: []string{"tp", "pp"},
@@ -79,7 +97,11 @@ func TestSuggestAllEqualsBruteForce(t *testing.T) {
 			spec, d := layout.ParseSpec("spec.yaml", []byte(tc.spec))
 			require.Empty(t, d.Items, "spec")
 			want := bruteForce(t, spec, tc)
-			res, err := Search(&Request{Spec: spec, Options: Options{GTP: tc.gtp}, Est: tc.est, HW: GPUs["H100"], GPUMemory: tc.mem})
+			req := &Request{Spec: spec, Options: Options{GTP: tc.gtp}, Est: tc.est, HW: GPUs["H100"], GPUMemory: tc.mem}
+			if tc.model {
+				req.Est, req.Layers, req.GPUMemory = Model{}, Layers, float64(spec.GPUMemory)
+			}
+			res, err := Search(req)
 			require.NoError(t, err)
 			var got []string
 			for _, c := range res.Candidates {
@@ -101,7 +123,7 @@ func bruteForce(t *testing.T, spec *layout.Layout, tc bruteCase) []string {
 		var raw []Choice
 		for off := 0; off < w; off++ {
 			for n := 1; n <= w; n++ {
-				base := Choice{Name: m.Name, RankOffset: off, NumRanks: n, Sizes: Sizes{TP: m.TP, GTPRemat: m.GTPRemat, CP: m.CP, PP: m.PP, EP: m.EP, ExptTP: m.ExptTP, ExptGTPRemat: m.ExptGTPRemat}}
+				base := Choice{Name: m.Name, RankOffset: off, NumRanks: n, Sizes: Sizes{TP: m.TP, GTPRemat: m.GTPRemat, CP: m.CP, PP: m.PP, VPP: max(m.VPP, 1), EP: m.EP, ExptTP: m.ExptTP, ExptGTPRemat: m.ExptGTPRemat}}
 				raw = append(raw, expand(base, tc.open, m, w)...)
 			}
 		}
@@ -138,7 +160,7 @@ func expand(c Choice, open []string, m *layout.Module, w int) []Choice {
 		for _, x := range out {
 			for v := 1; v <= w; v++ {
 				y := x
-				*map[string]*int{"tp": &y.TP, "gtp_remat": &y.GTPRemat, "cp": &y.CP, "pp": &y.PP, "ep": &y.EP, "expt_tp": &y.ExptTP, "expt_gtp_remat": &y.ExptGTPRemat}[f] = v
+				*map[string]*int{"vpp": &y.VPP, "tp": &y.TP, "gtp_remat": &y.GTPRemat, "cp": &y.CP, "pp": &y.PP, "ep": &y.EP, "expt_tp": &y.ExptTP, "expt_gtp_remat": &y.ExptGTPRemat}[f] = v
 				next = append(next, y)
 			}
 		}
@@ -172,10 +194,14 @@ func rawValid(t *testing.T, spec *layout.Layout, cs []Choice, tc bruteCase) bool
 		m := &l.Modules[i]
 		m.RankOffset, m.NumRanks = c.RankOffset, c.NumRanks
 		m.TP, m.GTPRemat, m.CP, m.PP, m.EP, m.ExptTP, m.ExptGTPRemat = c.TP, c.GTPRemat, c.CP, c.PP, c.EP, c.ExptTP, c.ExptGTPRemat
+		m.VPP = c.VPP
 	}
 	res := validate.Check(&l, &diag.List{File: "raw"})
 	if e, _ := res.Diags.Count(); e > 0 {
 		return false
+	}
+	if tc.model {
+		return true
 	}
 	for i := range cs {
 		c := cs[i]

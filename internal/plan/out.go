@@ -49,7 +49,7 @@ func WriteLayout(w io.Writer, spec []byte, c *Candidate) error {
 		}
 		set(n, "cp", ch.CP)
 		set(n, "pp", ch.PP)
-		if ch.VPP > 0 {
+		if ch.VPP > 1 {
 			set(n, "vpp", ch.VPP)
 		}
 		set(n, "ep", ch.EP)

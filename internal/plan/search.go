@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -16,9 +17,14 @@ type Estimator interface {
 	// Shape describes spec module m's model; the zero Shape when it has
 	// none.
 	Shape(spec *layout.Layout, m *layout.Module) Shape
-	// Memory returns the bytes on the most loaded GPU of module m placed
-	// as c, and the parameters on it; ok is false when m has no model.
+	// Memory returns a lower bound of the bytes validate estimates for the
+	// most loaded GPU of module m sized as c, and the parameters on that
+	// GPU; ok is false when m has no model.
 	Memory(spec *layout.Layout, m *layout.Module, c *Choice) (bytes, params float64, ok bool)
+	// Accepts reports whether m's model allows the sizes of c: false only
+	// when validate would report an error about them whatever the rest of
+	// the layout.
+	Accepts(spec *layout.Layout, m *layout.Module, c *Choice) bool
 }
 
 // Request is one search.
@@ -75,26 +81,29 @@ type searcher struct {
 	// micro-batch counts depend on it).
 	lang  int
 	order []int
+	// pass and near split the tilings in two passes (placements).
+	pass int
+	near float64
 
 	grids *validate.Grids
-	facts map[[2]int][]Sizes
-	mem   map[memKey]memo
+	facts map[[2]int][]entry
+	// accepted memoizes Estimator.Accepts by module and sizes (dp aside:
+	// the model's rules read tp, cp, pp, vpp, ep and expt_tp).
+	accepted map[badKey]bool
+	nfact    int // entries in facts, to bound its memory
+
+	// bad remembers the module sizes validate refused by a rule that
+	// reads nothing else (learned.go); colocatedBad the colocated
+	// placement refused as a whole.
+	bad          map[badKey]bool
+	badPair      map[pairKey]bool
+	colocatedBad bool
 
 	kept   []Candidate // a max-heap by worse() when Top > 0
 	misses []Miss
 	res    Result
 	cur    []Choice
 	times  []ModuleTime
-}
-
-type memKey struct {
-	module, n int
-	s         Sizes
-}
-
-type memo struct {
-	bytes, params float64
-	known         bool
 }
 
 // Search runs the request.
@@ -106,7 +115,7 @@ func Search(req *Request) (*Result, error) {
 	if err := req.HW.Check(); err != nil {
 		return nil, err
 	}
-	s := &searcher{req: req, spec: spec, lang: -1, grids: validate.NewGrids(), facts: map[[2]int][]Sizes{}, mem: map[memKey]memo{}}
+	s := &searcher{req: req, spec: spec, lang: -1, grids: validate.NewGrids(), facts: map[[2]int][]entry{}, accepted: map[badKey]bool{}, bad: map[badKey]bool{}, badPair: map[pairKey]bool{}}
 	s.job = job{hw: req.HW, mbs: 1, samples: spec.WorldSize}
 	if spec.Cluster != nil && spec.Cluster.Nodes > 1 {
 		s.job.gpn = spec.Cluster.GPUsPerNode
@@ -153,6 +162,9 @@ func (s *searcher) threshold() float64 {
 // placements enumerates every placement: all modules on the whole world
 // (colocated), or every order of the modules on consecutive disjoint
 // spans that tile the world (non-colocated), as docs/suggest.md defines.
+// Non-colocated placements are visited in two passes, those whose compute
+// alone is near the least possible first, so that the score bound is
+// tight before the rest are visited.
 func (s *searcher) placements() {
 	spec, w, k := s.spec, s.spec.WorldSize, len(s.spec.Modules)
 	n := make([]int, k)
@@ -174,11 +186,23 @@ func (s *searcher) placements() {
 	if k == 1 || (spec.Colocated != nil && *spec.Colocated) {
 		return
 	}
+	// The compute of a tiling is at least total/W, reached when every
+	// module's share of the GPUs is its share of the FLOPs.
+	total := 0.0
+	for i := range s.shapes {
+		total += s.job.compute(&s.shapes[i], w)
+	}
+	s.near = 1.25 * total
 	idx := make([]int, k)
 	for i := range idx {
 		idx[i] = i
 	}
-	permute(idx, 0, func(perm []int) { s.tile(perm, 0, 0, off, n) })
+	for s.pass = 1; s.pass <= 2; s.pass++ {
+		permute(idx, 0, func(perm []int) { s.tile(perm, 0, 0, off, n) })
+		if total == 0 {
+			break // without FLOPs the first pass is every placement
+		}
+	}
 }
 
 // tile chooses the span of perm[p] starting at rank at.
@@ -195,14 +219,24 @@ func (s *searcher) tile(perm []int, p, at int, off, n []int) {
 		}
 		off[i], n[i] = at, size
 		// Compute alone is a lower bound of a module's time.
-		if s.shapes[i].FLOPsPerSample > 0 && s.job.compute(&s.shapes[i], size) > s.threshold() {
+		c := s.job.compute(&s.shapes[i], size)
+		if c >= s.threshold() || s.pass == 1 && c > s.near {
 			continue
 		}
-		if p == k-1 {
-			s.sizes(off, n)
-		} else {
+		if p < k-1 {
 			s.tile(perm, p+1, at+size, off, n)
+			continue
 		}
+		if s.pass == 2 {
+			near := true
+			for j := range n {
+				near = near && s.job.compute(&s.shapes[j], n[j]) <= s.near
+			}
+			if near && s.near > 0 {
+				continue // the first pass did it
+			}
+		}
+		s.sizes(off, n)
 	}
 }
 
@@ -239,6 +273,9 @@ func permute(a []int, k int, visit func([]int)) {
 // sizes chooses every module's factorization for one placement, in
 // s.order, pruning with the score bound.
 func (s *searcher) sizes(off, n []int) {
+	for i := range s.cur {
+		s.cur[i] = Choice{NumRanks: n[i], RankOffset: off[i]} // bound reads the sizes of modules not chosen yet
+	}
 	s.choose(0, off, n)
 }
 
@@ -249,30 +286,96 @@ func (s *searcher) choose(p int, off, n []int) {
 	}
 	i := s.order[p]
 	m := &s.spec.Modules[i]
-	key := [2]int{i, n[i]}
-	fs, ok := s.facts[key]
-	if !ok {
-		fs = factorizations(m, n[i], s.req.Options)
-		s.facts[key] = fs
-	}
-	for _, z := range fs {
+	for _, e := range s.entries(i, n[i]) {
 		c := &s.cur[i]
-		*c = Choice{Name: m.Name, RankOffset: off[i], NumRanks: n[i], Sizes: z}
-		mm := s.memory(i, c)
-		if s.req.GPUMemory > 0 && mm.known && mm.bytes > s.req.GPUMemory {
-			s.miss([]Choice{*c}, mm.bytes-s.req.GPUMemory, fmt.Sprintf("%s needs %s per GPU, %s more than gpu_memory %s", m.Name, gib(mm.bytes), gib(mm.bytes-s.req.GPUMemory), gib(s.req.GPUMemory)))
+		*c = Choice{Name: m.Name, RankOffset: off[i], NumRanks: n[i], Sizes: e.z}
+		// Entries come cheapest first: once this module's own lower bound
+		// passes the threshold, so does every later entry's.
+		s.times[i] = ModuleTime{Total: e.lb}
+		if s.bound(p) >= s.threshold() {
+			break
+		}
+		if e.over > 0 {
+			s.miss([]Choice{*c}, e.over, fmt.Sprintf("%s needs at least %s per GPU, %s more than gpu_memory %s",
+				m.Name, gib(e.over+s.req.GPUMemory), gib(e.over), gib(s.req.GPUMemory)))
 			continue
 		}
-		s.times[i] = s.job.time(c, &s.shapes[i], s.microbatches(i), mm.params)
-		s.times[i].MemoryBytes = mm.bytes
-		if s.req.GPUMemory > 0 && mm.known {
-			s.times[i].HeadroomBytes = s.req.GPUMemory - mm.bytes
+		if s.isBad(i) {
+			continue
 		}
-		if s.bound(p) > s.threshold() {
+		s.times[i] = s.job.time(c, &s.shapes[i], s.microbatches(i), e.params)
+		if s.bound(p) >= s.threshold() {
 			continue
 		}
 		s.choose(p+1, off, n)
+		if s.anyBad(p) {
+			return // a module chosen before this one is refused whatever this one is
+		}
 	}
+}
+
+// entry is one factorization of a module's ranks with what the search
+// needs of it, computed once per module and rank count.
+type entry struct {
+	z      Sizes
+	lb     float64 // a lower bound of the module's time, whatever its offset and micro-batches
+	params float64 // parameters on the most loaded GPU
+	over   float64 // bytes by which its memory's lower bound exceeds gpu_memory (0: it may fit)
+}
+
+func (s *searcher) accepts(i int, c *Choice) bool {
+	k := badKey{module: i, z: c.Sizes}
+	k.z.DP = 0
+	ok, seen := s.accepted[k]
+	if !seen {
+		ok = s.req.Est.Accepts(s.spec, &s.spec.Modules[i], c)
+		if len(s.accepted) >= maxEntries {
+			clear(s.accepted) // bounded memory
+		}
+		s.accepted[k] = ok
+	}
+	return ok
+}
+
+// maxEntries bounds the memoized factorizations; past it the memo starts
+// afresh, so that memory stays bounded at any cluster size.
+const maxEntries = 1 << 16
+
+// entries lists module i's factorizations of n ranks (space.go) that its
+// model accepts, cheapest lower bound first. The model's own rules
+// (model.Check, the function validate runs for them) drop factorizations
+// that every candidate holding them would fail on; memory lower bounds
+// mark the ones that cannot fit.
+func (s *searcher) entries(i, n int) []entry {
+	key := [2]int{i, n}
+	if es, ok := s.facts[key]; ok {
+		return es
+	}
+	m := &s.spec.Modules[i]
+	var es []entry
+	for _, z := range factorizations(m, n, s.req.Options) {
+		c := Choice{Name: m.Name, NumRanks: n, Sizes: z}
+		if !s.accepts(i, &c) {
+			continue
+		}
+		e := entry{z: z}
+		if b, params, ok := s.req.Est.Memory(s.spec, m, &c); ok {
+			e.params = params
+			if s.req.GPUMemory > 0 && b > s.req.GPUMemory {
+				e.over = b - s.req.GPUMemory
+			}
+		}
+		e.lb = s.job.lowerBound(&c, &s.shapes[i], e.params)
+		es = append(es, e)
+	}
+	slices.SortStableFunc(es, func(a, b entry) int { return cmp.Compare(a.lb, b.lb) })
+	if s.nfact+len(es) > maxEntries {
+		clear(s.facts)
+		s.nfact = 0
+	}
+	s.facts[key] = es
+	s.nfact += len(es)
+	return es
 }
 
 // microbatches is module i's number of micro-batches per global batch:
@@ -308,21 +411,10 @@ func (s *searcher) bound(p int) float64 {
 	return b
 }
 
-func (s *searcher) memory(i int, c *Choice) memo {
-	k := memKey{i, c.NumRanks, c.Sizes}
-	if mm, ok := s.mem[k]; ok {
-		return mm
-	}
-	b, p, ok := s.req.Est.Memory(s.spec, &s.spec.Modules[i], c)
-	mm := memo{b, p, ok}
-	s.mem[k] = mm
-	return mm
-}
-
 // candidate scores the current choice and asks validate about it.
 func (s *searcher) candidate() {
 	step := s.bound(len(s.order) - 1)
-	if step > s.threshold() {
+	if step >= s.threshold() {
 		return
 	}
 	l := s.layout()
@@ -333,6 +425,8 @@ func (s *searcher) candidate() {
 	}
 	errs, warns := res.Diags.Count()
 	if errs > 0 {
+		s.learn(res.Diags)
+
 		if len(s.kept) > 0 {
 			return // misses matter only while nothing fits
 		}
@@ -347,6 +441,13 @@ func (s *searcher) candidate() {
 	}
 	c := Candidate{Modules: slices.Clone(s.cur), Layout: l}
 	c.Score = Score{StepSeconds: step, Samples: s.job.samples, Warnings: warns, Modules: slices.Clone(s.times)}
+	for _, e := range res.Estimates { // validate's own figure, the one it checked
+		t := &c.Score.Modules[e.Index]
+		t.MemoryBytes = e.Estimate.TotalBytes()
+		if s.req.GPUMemory > 0 {
+			t.HeadroomBytes = s.req.GPUMemory - t.MemoryBytes
+		}
+	}
 	for i := range c.Score.Modules {
 		if !s.job.colocated && step > 0 {
 			c.Score.Modules[i].Idle = 1 - c.Score.Modules[i].Total/step
@@ -454,6 +555,11 @@ func (s *searcher) miss(mods []Choice, over float64, blocks ...string) {
 		return // misses are shown only when nothing fits
 	}
 	mi := Miss{Modules: mods, Blocks: blocks, errors: len(blocks), over: over}
+	for _, o := range s.misses {
+		if slices.Equal(o.Blocks, mi.Blocks) {
+			return // one example of each cause is enough
+		}
+	}
 	if len(s.misses) == maxMisses {
 		w := s.misses[len(s.misses)-1]
 		if mi.errors > w.errors || mi.errors == w.errors && mi.over >= w.over {

@@ -113,16 +113,17 @@ func factorizations(m *layout.Module, n int, opt Options) []Sizes {
 	return out
 }
 
-// vppValues: none, or the number of virtual stages per pipeline rank, at
-// most the layers each pipeline rank holds (Megatron splits a stage's
-// layers over its virtual stages). Which of them Megatron accepts is
-// validate's to say.
+// vppValues: the number of virtual stages per pipeline rank, 1 (none, as
+// Megatron reads a vpp of 1) to the layers each pipeline rank holds
+// (Megatron splits a stage's layers over its virtual stages); 1 alone for
+// a module without a model. Which of them Megatron accepts is validate's
+// to say.
 func vppValues(m *layout.Module, pp, layers int) []int {
 	if given, v := vppGiven(m); given {
 		return []int{v}
 	}
-	out := []int{0}
-	for v := 1; layers > 0 && v <= layers/pp; v++ {
+	out := []int{1}
+	for v := 2; layers > 0 && v <= layers/pp; v++ {
 		out = append(out, v)
 	}
 	return out

@@ -80,6 +80,9 @@ type gridKey struct {
 	world int
 }
 
+// maxGrids bounds a Grids cache; a grid holds a few kilobytes.
+const maxGrids = 1 << 12
+
 // NewGrids returns an empty grid cache.
 func NewGrids() *Grids { return &Grids{m: map[gridKey]*grid.Module{}} }
 
@@ -93,6 +96,9 @@ func (g *Grids) build(s grid.Spec, world int) (*grid.Module, error) {
 	}
 	m, err := grid.NewModule(s, world)
 	if err == nil {
+		if len(g.m) >= maxGrids {
+			clear(g.m) // bounded memory: start afresh
+		}
 		g.m[k] = m
 	}
 	return m, err

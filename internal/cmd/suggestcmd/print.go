@@ -59,7 +59,7 @@ func describeChoices(cs []plan.Choice) string {
 
 func sizesText(c *plan.Choice) string {
 	s := fmt.Sprintf("tp%d cp%d pp%d", c.TP, c.CP, c.PP)
-	if c.VPP > 0 {
+	if c.VPP > 1 {
 		s += fmt.Sprintf(" vpp%d", c.VPP)
 	}
 	s += fmt.Sprintf(" dp%d", c.DP)

@@ -126,7 +126,7 @@ func suggestRun(o *Options) error {
 		}
 		return exitcode.Silent(exitcode.Invalid)
 	}
-	req := &plan.Request{Spec: spec, Options: plan.Options{GTP: o.GTP, Layers: layers}, Est: estimator{}, HW: hw, GPUMemory: gpuMemory(spec)}
+	req := &plan.Request{Spec: spec, Options: plan.Options{GTP: o.GTP, Layers: plan.Layers}, Est: plan.Model{}, HW: hw, GPUMemory: float64(spec.GPUMemory)}
 	if !o.All {
 		req.Top = o.Top
 	}

@@ -1,0 +1,116 @@
+package plan
+
+import (
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/model"
+)
+
+// Model answers the planner's questions with internal/model, the figures
+// validate checks memory with.
+type Model struct{}
+
+// Shape is the model's size as the step-time model reads it. FLOPs per
+// sample are Megatron's num_floating_point_operations with the vocabulary
+// padded for tp 1, the least any tp pads it to, so that the compute bound
+// holds for every candidate.
+func (Model) Shape(_ *layout.Layout, m *layout.Module) Shape {
+	if m.Model == nil {
+		return Shape{}
+	}
+	c := m.Model.Config.Resolve()
+	e := model.Compute(m.Model.Config, model.Parallel{NumRanks: 1, DP: 1}, model.Training{})
+	s := Shape{
+		FLOPsPerSample: e.Megatron.FLOPsPerSample,
+		Layers:         c.NumLayers,
+		Hidden:         c.HiddenSize,
+		Seq:            c.SeqLength,
+		TopK:           c.MoERouterTopK,
+	}
+	groups := c.NumQueryGroups
+	if groups == 0 {
+		groups = c.NumAttentionHeads
+	}
+	s.KVDim = groups * c.KVChannels
+	if c.NumExperts > 0 {
+		for i := 0; i < c.NumLayers; i++ {
+			switch {
+			case len(c.MoELayerPattern) > 0:
+				if i < len(c.MoELayerPattern) && c.MoELayerPattern[i] == 1 {
+					s.MoELayers++
+				}
+			case i%c.MoELayerFreq == 0:
+				s.MoELayers++
+			}
+		}
+	}
+	return s
+}
+
+// Memory is a lower bound of the total validate's gpu-memory-short
+// compares with gpu_memory, from the module's own sizes: Megatron's
+// activation memory grows with the micro-batch and with the micro-batches
+// in flight (min(1, m/pp)), so the figure for the least micro-batch the
+// module can get and one micro-batch in flight is at most validate's,
+// whatever the other modules' sizes. Also the parameters on the most
+// loaded GPU.
+func (Model) Memory(spec *layout.Layout, m *layout.Module, c *Choice) (float64, float64, bool) {
+	if m.Model == nil {
+		return 0, 0, false
+	}
+	t := spec.ModelTraining(c.DP)
+	t.NumMicrobatches = 1
+	switch b := spec.Batch; {
+	case b == nil:
+	case spec.Target == layout.TargetMegatronBridge:
+		// The global micro-batch is split over the module's dp.
+		t.MicroBatchSize = max(1, b.MicroBatchSize/c.DP)
+	case m.Name != "language":
+		// An encoder's share depends on the language module's lanes.
+		t.MicroBatchSize = 1
+	}
+	e := model.Compute(m.Model.Config, parallel(c), t)
+	return e.TotalBytes(), e.Megatron.ShardParameters, true
+}
+
+// Accepts runs the model's own rules (model.Check, which validate runs
+// for every module with a model) on the sizes of c alone: an error there
+// is an error of every layout holding them.
+func (Model) Accepts(spec *layout.Layout, m *layout.Module, c *Choice) bool {
+	if m.Model == nil {
+		return true
+	}
+	for _, v := range model.Check(m.Model.Config, parallel(c), spec.ModelTraining(c.DP)) {
+		if diag.SeverityOf(diag.RuleID(v.Rule)) == diag.Error {
+			return false
+		}
+	}
+	return true
+}
+
+// parallel is c as validate hands it to the model: a vpp of 1 is none.
+func parallel(c *Choice) model.Parallel {
+	vpp := c.VPP
+	if vpp == 1 {
+		vpp = 0
+	}
+	return model.Parallel{NumRanks: c.NumRanks, TP: c.TP, GTPRemat: c.GTPRemat, CP: c.CP, PP: c.PP, VPP: vpp,
+		DP: c.DP, EP: c.EP, ExptTP: c.ExptTP, ExptGTPRemat: c.ExptGTPRemat}
+}
+
+// Layers is a module's number of layers, for vpp; 0 without a model.
+func Layers(m *layout.Module) int {
+	if m.Model == nil {
+		return 0
+	}
+	return m.Model.Config.NumLayers
+}
+
+func vppGiven(m *layout.Module) (bool, int) {
+	if m.Given("vpp") {
+		return true, max(m.VPP, 1)
+	}
+	return false, 0
+}
+
+func setVPP(m *layout.Module, v int) { m.VPP = v }
