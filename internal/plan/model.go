@@ -70,6 +70,7 @@ func (Model) Memory(spec *layout.Layout, m *layout.Module, c *Choice) (float64, 
 		t.MicroBatchSize = 1
 	}
 	e := model.Compute(m.Model.Config, parallel(c), t)
+	model.AddOverheads(&e) // as validate does; they grow with the rest
 	return e.TotalBytes(), e.Megatron.ShardParameters, true
 }
 
