@@ -1,4 +1,5 @@
 package preflight
 
-// RunWithSignals is Run with the signals it would receive on a channel.
+// RunWithSignals is Run with the signals it would receive on a channel,
+// and grace in place of KillGrace.
 var RunWithSignals = run

@@ -211,7 +211,7 @@ func Launcher() ([]string, error) {
 // KillGrace is how long Run waits, after asking the launcher to stop
 // because ctx ended, before it kills it. torchrun itself gives its workers
 // 30 s to stop.
-var KillGrace = 40 * time.Second
+const KillGrace = 40 * time.Second
 
 // Run executes argv with stdout and stderr passed through and returns its
 // exit status: 0 when every check passed, the launcher's status when it
@@ -225,10 +225,11 @@ func Run(ctx context.Context, argv []string, stdout, stderr io.Writer) (int, err
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	return run(ctx, argv, stdout, stderr, sigs)
+	return run(ctx, argv, stdout, stderr, sigs, KillGrace)
 }
 
-func run(ctx context.Context, argv []string, stdout, stderr io.Writer, sigs <-chan os.Signal) (int, error) {
+// run is Run with the signals on sigs and grace for KillGrace.
+func run(ctx context.Context, argv []string, stdout, stderr io.Writer, sigs <-chan os.Signal, grace time.Duration) (int, error) {
 	if len(argv) == 0 {
 		return 0, errors.New("preflight: empty command")
 	}
@@ -258,7 +259,7 @@ func run(ctx context.Context, argv []string, stdout, stderr io.Writer, sigs <-ch
 			stop = nil
 			passed = syscall.SIGTERM
 			_ = cmd.Process.Signal(syscall.SIGTERM)
-			killing = time.After(KillGrace)
+			killing = time.After(grace)
 		case <-killing:
 			_ = cmd.Process.Kill()
 		}

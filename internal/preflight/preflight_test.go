@@ -227,9 +227,7 @@ func TestRunSignals(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
-	grace := preflight.KillGrace
-	preflight.KillGrace = 2 * time.Second
-	t.Cleanup(func() { preflight.KillGrace = grace })
+	const grace = 2 * time.Second // for the SIGKILL case; KillGrace is 40 s
 	tests := []struct {
 		name   string
 		trap   string // the launcher's handling of SIGTERM
@@ -265,7 +263,7 @@ func TestRunSignals(t *testing.T) {
 				}
 			}()
 			start := time.Now()
-			code, err := preflight.RunWithSignals(ctx, []string{"sh", "-c", script}, io.Discard, io.Discard, sigs)
+			code, err := preflight.RunWithSignals(ctx, []string{"sh", "-c", script}, io.Discard, io.Discard, sigs, grace)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, code)
 			assert.Less(t, time.Since(start), 10*time.Second)

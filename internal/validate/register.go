@@ -10,18 +10,20 @@ import (
 	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
-// The stages after the core rules, in the order they run: communicators,
-// batch, the target runtime's size rules, its placement rules, node
-// locality.
-func init() {
-	stages = append(stages,
-		stage{needsTopology: true, run: (*checker).communicators},
-		stage{run: (*checker).batch},
-		stage{run: (*checker).targetSizes},
-		stage{run: (*checker).models},
-		stage{needsTopology: true, run: (*checker).targetPlacement},
-		stage{needsTopology: true, run: (*checker).locality},
-	)
+// stages are the rules after the core ones, in the order they run:
+// communicators (first: the size rules leave out what they already
+// reported), batch, the target runtime's size rules, the models, the
+// target's placement rules, node locality. One list in one place, so that
+// the order never depends on file names; nothing changes it.
+func stages() []stage {
+	return []stage{
+		{needsTopology: true, run: (*checker).communicators},
+		{run: (*checker).batch},
+		{run: (*checker).targetSizes},
+		{run: (*checker).models},
+		{needsTopology: true, run: (*checker).targetPlacement},
+		{needsTopology: true, run: (*checker).locality},
+	}
 }
 
 // edge is one cross-module link: an encoder feeding the language model.

@@ -95,7 +95,7 @@ func BenchmarkTopologyRules(b *testing.B) {
 
 func (c *checker) runStages() {
 	c.d.Items = nil
-	for _, s := range stages {
+	for _, s := range stages() {
 		s.run(c)
 	}
 }

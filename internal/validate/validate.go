@@ -58,7 +58,7 @@ func LoadFrom(path string, stdin io.Reader, v *upstream.Version) (*Result, error
 //
 // Rules run in stages, so that one mistake does not hide the others: the
 // core rules always; then every rule whose inputs are sound, in the order
-// of stages below. A rule that reads only modules' sizes runs over the
+// of stages() (register.go). A rule that reads only modules' sizes runs over the
 // modules whose sizes are sound (read, and divisible, so that dp is
 // known) even when another module or the placement is wrong; a rule that
 // reads the placement or the grids (communicators, runtime placement,
@@ -109,7 +109,7 @@ func CheckWith(l *layout.Layout, d *diag.List, g *Grids) *Result {
 	c := &checker{l: l, d: d, r: &Result{Layout: l, Diags: d}, grids: g}
 	c.core()
 	if l.Version == 1 {
-		for _, s := range stages {
+		for _, s := range stages() {
 			if s.needsTopology && c.r.Topology == nil {
 				continue
 			}
@@ -144,11 +144,6 @@ type stage struct {
 	needsTopology bool
 	run           func(*checker)
 }
-
-// stages run in this order; registered in one init (register.go) so that
-// the order never depends on file names. Communicators come first: the
-// size rules leave out what they already reported.
-var stages []stage
 
 func (c *checker) fact(format string, args ...any) {
 	c.d.Notes = append(c.d.Notes, fmt.Sprintf(format, args...))
