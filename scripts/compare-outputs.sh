@@ -97,7 +97,7 @@ run_suite() { # run_suite BIN OUT
 		nodes=${nodes:-1}
 		hosts=$(seq -f 'h%g' 0 $((nodes > 64 ? 0 : nodes - 1)) | paste -sd, -)
 		# The largest rank count the file names decides how much to run.
-		ranks=$(grep -oE '(world_size|num_ranks|gpus_per_node|nodes): *[0-9]+' "$f" | grep -oE '[0-9]+' | sort -n | tail -1)
+		ranks=$({ grep -oE '(world_size|num_ranks|gpus_per_node|nodes): *[0-9]+' "$f" || true; } | grep -oE '[0-9]+' | sort -n | tail -1 || true)
 		ranks=$((${ranks:-1} > nodes ? ${ranks:-1} : nodes))
 		big=$((nodes > 64 || ranks > 4096))
 		for fm in text json github sarif; do
