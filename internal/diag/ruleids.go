@@ -45,6 +45,7 @@ const (
 	RuleEPNeedsExperts                 RuleID = "ep-needs-experts"
 	RuleMoELayerFreqLength             RuleID = "moe-layer-freq-length"
 	RuleMLAWithGQA                     RuleID = "mla-with-gqa"
+	RuleMoELatentNeedsExperts          RuleID = "moe-latent-needs-experts"
 	RuleGPUMemoryShort                 RuleID = "gpu-memory-short"
 	RuleColocatedUnsupported           RuleID = "colocated-unsupported"
 	RuleTooManyEncoders                RuleID = "too-many-encoders"

@@ -20,6 +20,7 @@ const (
 	RuleEPNeedsExperts          = "ep-needs-experts"
 	RuleMoELayerFreqLength      = "moe-layer-freq-length"
 	RuleMLAWithGQA              = "mla-with-gqa"
+	RuleLatentNeedsExperts      = "moe-latent-needs-experts"
 )
 
 // Violation is one start-up assert of Megatron-LM that the values break.
@@ -120,6 +121,10 @@ func Check(cfg Config, par Parallel, tr Training) []Violation {
 	if c.MultiLatentAttention && cfg.NumQueryGroups > 0 {
 		add(RuleMLAWithGQA, "model.num_query_groups", "remove num_query_groups: multi-latent attention has no key/value groups",
 			"multi_latent_attention and num_query_groups (group query attention) exclude one another")
+	}
+	if c.MoELatentSize > 0 && c.NumExperts == 0 {
+		add(RuleLatentNeedsExperts, "model.moe_latent_size", "remove moe_latent_size, or give the model num_experts",
+			"moe_latent_size (%d) without num_experts: latent projections are for MoE models", c.MoELatentSize)
 	}
 	return out
 }
