@@ -95,6 +95,37 @@ func TestFIFORefused(t *testing.T) {
 	code, _, errOut := mimoplan(t, "validate", t.TempDir())
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "is a directory")
+	code, _, errOut = mimoplan(t, "validate", os.DevNull)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "is a device, not a regular file")
+
+	// Every other file read by name: a hostfile, a suggest spec, a
+	// Bridge script to import, a model's hf_config.
+	four := writeLayout(t, "version: 1\ncluster: {nodes: 2, gpus_per_node: 1}\nmodules:\n- {name: language, num_ranks: 2}\n")
+	hf := writeLayout(t, "version: 1\nworld_size: 1\nmodules:\n- {name: language, num_ranks: 1, model: {hf_config: "+fifo+"}}\n")
+	for _, cmd := range [][]string{
+		{"launch-plan", four, "--hostfile", fifo, "--", "x"},
+		{"suggest", fifo},
+		{"import", "bridge-env", "--from-script", fifo},
+		{"validate", hf},
+	} {
+		t.Run(strings.Join(cmd[:2], " "), func(t *testing.T) {
+			done := make(chan struct{})
+			var code int
+			var out, errOut string
+			go func() {
+				code, out, errOut = mimoplan(t, cmd...)
+				close(done)
+			}()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("still waiting on the pipe")
+			}
+			assert.NotEqual(t, exitOK, code)
+			assert.Contains(t, out+errOut, "is a named pipe (FIFO), not a regular file")
+		})
+	}
 }
 
 // An unreadable file among several gets an entry of its own in json and

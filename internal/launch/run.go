@@ -3,13 +3,13 @@ package launch
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/exitcode"
+	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
@@ -190,7 +190,7 @@ func (r *Request) resolveHosts(t *topo.Topology) error {
 	o := &r.Options
 	switch {
 	case r.Hostfile != "":
-		f, err := os.Open(r.Hostfile)
+		f, err := layout.OpenRegular(r.Hostfile)
 		if err != nil {
 			return exitcode.Usagef("read hostfile: %v", err)
 		}

@@ -36,22 +36,11 @@ func LoadFrom(path string, stdin io.Reader) (*Layout, *diag.List, error) {
 		l, d := Parse(StdinName, data)
 		return l, d, nil
 	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read layout: %w", err)
-	}
-	if err := regular(path, st); err != nil {
-		return nil, nil, err
-	}
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read layout: %w", err)
 	}
 	defer f.Close()
-	// The file may have been replaced between Stat and Open.
-	if st2, err := f.Stat(); err != nil || !os.SameFile(st, st2) {
-		return nil, nil, fmt.Errorf("read layout %s: the file changed while it was opened", path)
-	}
 	data, err := readLimited(f)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read layout %s: %w", path, err)
@@ -64,6 +53,31 @@ func LoadFrom(path string, stdin io.Reader) (*Layout, *diag.List, error) {
 // input is too big without this process ever holding more than that.
 func readLimited(r io.Reader) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(r, MaxFileSize+1))
+}
+
+// OpenRegular opens a regular file for reading. Anything else (a
+// directory, a named pipe, a device, a socket) is refused before it is
+// opened, since opening a pipe with no writer would wait forever; the
+// error names what it is. Every file mimoplan reads by name goes through
+// it.
+func OpenRegular(path string) (*os.File, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := regular(path, st); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	// The file may have been replaced between Stat and Open.
+	if st2, err := f.Stat(); err != nil || !os.SameFile(st, st2) {
+		f.Close()
+		return nil, fmt.Errorf("%s: the file changed while it was opened", path)
+	}
+	return f, nil
 }
 
 // regular refuses what is not a regular file, naming what it is.
@@ -83,5 +97,5 @@ func regular(path string, st fs.FileInfo) error {
 	case m&fs.ModeDevice != 0:
 		what = "is a device, not a regular file"
 	}
-	return fmt.Errorf("read layout %s: %s", path, what)
+	return fmt.Errorf("%s %s", path, what)
 }

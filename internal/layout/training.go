@@ -123,7 +123,7 @@ func (p *parser) readFile(path string, limit int64) ([]byte, error) {
 	if p.read != nil {
 		return p.read(path, limit)
 	}
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -132,13 +132,6 @@ func (p *parser) readFile(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", path, err)

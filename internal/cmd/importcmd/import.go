@@ -135,7 +135,7 @@ func importRun(o *Options) error {
 func bridgeLayout(path string) (*importer.Layout, error) {
 	env := map[string]string{}
 	if path != "" {
-		f, err := os.Open(path)
+		f, err := layout.OpenRegular(path)
 		if err != nil {
 			return nil, err
 		}

@@ -163,7 +163,7 @@ func suggestRun(o *Options) error {
 }
 
 func readSpec(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := layout.OpenRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("read spec: %w", err)
 	}
