@@ -54,7 +54,7 @@ func groupsJSON(o *out, t *topo.Topology, sel selection) {
 			o.s(`"`)
 			o.s(g.Kind)
 			o.s(`":`)
-			o.enum(g.Enum, ',', false)
+			o.enum(g.Enum, false)
 		}
 		o.s("}}")
 	}
@@ -90,7 +90,7 @@ func groupsYAML(o *out, t *topo.Topology, sel selection) {
 			o.s("      ")
 			o.s(g.Kind)
 			o.s(": ")
-			o.enum(g.Enum, ',', true)
+			o.enum(g.Enum, true)
 			o.s("\n")
 		}
 	}

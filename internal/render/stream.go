@@ -117,19 +117,25 @@ func (o *out) group(e grid.Enum, i int, sep byte, space bool) {
 	o.buf = append(o.buf, ']')
 }
 
-// enum writes every group of e as [[...],[...]].
-func (o *out) enum(e grid.Enum, sep byte, space bool) {
-	open := string([]byte{sep, '['}) // between groups: "],[" or "], ["
-	if space {
-		open = string([]byte{sep, ' ', '['})
-	}
+// enum writes every group of e as [[...],[...]], with ", " between
+// members and groups when space (YAML's flow style) and "," otherwise.
+func (o *out) enum(e grid.Enum, space bool) {
 	o.buf = append(o.buf, "[["...)
 	for i := range e.NumGroups() {
 		if i > 0 {
-			o.buf = append(o.buf, ']')
-			o.buf = append(o.buf, open...)
+			// Constant strings: appended without a call.
+			if space {
+				o.buf = append(o.buf, "], ["...)
+			} else {
+				o.buf = append(o.buf, "],["...)
+			}
 		}
-		o.members(e, i, sep, space)
+		if start, _, n, ok := e.Run(i); ok && n == 1 { // a group of one
+			o.buf = strconv.AppendInt(o.buf, int64(start), 10)
+			o.flush()
+			continue
+		}
+		o.members(e, i, ',', space)
 	}
 	o.buf = append(o.buf, "]]"...)
 	o.flush()
