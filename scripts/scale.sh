@@ -12,11 +12,11 @@
 # mimoplan's, and times every launch-plan format. Last, the start-up cost
 # of a call beside a bare Go binary's.
 #
-# Usage: scripts/scale.sh            (about 6 minutes on 2 idle cores)
+# Usage: scripts/scale.sh            (about 10 minutes on 2 idle cores)
 #   SIZES="131072 1048576 16777216"  world sizes for render
 #   REF_SIZES="131072 1048576"       world sizes for the Megatron reference
 #                                    (2^24 would need ~15 GB of Python lists)
-#   LAUNCH_SIZES="131072 1048576"    world sizes for launch-plan
+#   LAUNCH_SIZES="131072 1048576 16777216"  world sizes for launch-plan
 #   REPS=3                           runs per figure at 2^20 ranks (their
 #                                    mean), 4x that at 2^17; 2^24 runs once
 #   PYTHON=/usr/bin/python3          a Python with numpy (python3-numpy)
@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 
 SIZES=${SIZES:-"131072 1048576 16777216"}
 REF_SIZES=${REF_SIZES:-"131072 1048576"}
-LAUNCH_SIZES=${LAUNCH_SIZES:-"131072 1048576"}
+LAUNCH_SIZES=${LAUNCH_SIZES:-"131072 1048576 16777216"}
 REPS=${REPS:-3}
 PYTHON=${PYTHON:-/usr/bin/python3}
 FORMS=${FORMS:-"json csv yaml by-rank-json by-rank-csv by-rank-yaml"}
@@ -109,18 +109,18 @@ for n in $REF_SIZES; do
 done
 
 echo
-echo "## launch-plan (plan and --topology-out written to a temporary directory)"
+echo "## launch-plan (plan and --topology-out written to a temporary directory; sh, json and slurm with a hostfile of one host per node)"
 echo
 echo "| ranks | format | plan | wall / cpu / peak RSS |"
 echo "|---|---|---|---|"
 for n in $LAUNCH_SIZES; do
 	l=testdata/scale/launch-$n.yaml
 	awk -v n=$((n / 8)) 'BEGIN { for (i = 0; i < n; i++) printf "node-%07d slots=8\n", i }' >"$tmp/hosts"
-	for f in sh json slurm k8s; do
+	for f in sh json slurm k8s pytorchjob; do
 		args=(launch-plan "$l" --format "$f" --out "$tmp/plan.$f" --topology-out "$tmp/topology.json")
 		case $f in
-		sh | json) args+=(--hostfile "$tmp/hosts") ;;
-		k8s) args+=(--image nvcr.io/nvidia/pytorch:25.01-py3) ;;
+		sh | json | slurm) args+=(--hostfile "$tmp/hosts") ;;
+		k8s | pytorchjob) args+=(--image nvcr.io/nvidia/pytorch:25.01-py3) ;;
 		esac
 		args+=(-- train.py --data /data)
 		read -r w c r < <(measure "$(reps "$n")" $bin "${args[@]}")
