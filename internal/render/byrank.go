@@ -124,7 +124,7 @@ func byRankTable(w *bufio.Writer, t *topo.Topology, sel selection, o Options, lo
 			tb.SetCell(3, append(tb.Cell(3), names[i]...))
 			values := c.values()
 			for k, j := range dims {
-				if j >= len(grid.BaseDims) && !hasExperts(m) {
+				if j >= len(grid.BaseDims) && !hasExperts(t, m) {
 					tb.SetCell(4+k, append(tb.Cell(4+k), '-')) // a dense module's expert view says nothing
 					continue
 				}

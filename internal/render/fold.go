@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/mimoplan/mimoplan/internal/grid"
+	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
 // kindRow is one row of a folded table: group kinds whose groups are the
@@ -240,9 +241,19 @@ func wrap(pieces []string, sep string, width int) []string {
 	return lines
 }
 
-// hasExperts tells whether a module's expert view is more than a
-// relabelling of its ranks: a dense module's header and coordinates leave
-// it out.
-func hasExperts(m *grid.Module) bool {
-	return m.EP > 1 || m.ExptTP > 1 || m.ExptGTPRemat > 1
+// hasExperts tells whether a module has experts: num_experts set, or an
+// expert view that is more than a relabelling of its ranks. A dense
+// module's header and coordinates leave the expert view out.
+func hasExperts(t *topo.Topology, m *grid.Module) bool {
+	if m.EP > 1 || m.ExptTP > 1 || m.ExptGTPRemat > 1 {
+		return true
+	}
+	if t.Layout != nil { // num_experts, given or from the module's model
+		for _, lm := range t.Layout.Modules {
+			if lm.Name == m.Name {
+				return lm.NumExperts > 0
+			}
+		}
+	}
+	return false
 }

@@ -130,9 +130,9 @@ func title(t *topo.Topology) string {
 
 // sizes summarises a module's parallel sizes, leaving out those at 1 and,
 // for a module without experts, the expert view.
-func sizes(m *grid.Module) string {
+func sizes(t *topo.Topology, m *grid.Module) string {
 	var parts []string
-	experts := hasExperts(m)
+	experts := hasExperts(t, m)
 	for _, f := range moduleSizes(m)[2:] {
 		if !experts && (f.key == "ep" || strings.HasPrefix(f.key, "expt_")) {
 			continue

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mimoplan/mimoplan/internal/english"
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/topo"
 )
@@ -14,7 +15,7 @@ import (
 // folded table (or, with Full, a row per group).
 func groupsTable(w *bufio.Writer, t *topo.Topology, sel selection, o Options) error {
 	width := o.width()
-	writeWrapped(w, []string{title(t) + ":", fmt.Sprintf("%d ranks,", t.WorldSize), string(t.Mode) + ",", fmt.Sprintf("%d modules", len(t.Modules))}, " ", width)
+	writeWrapped(w, []string{title(t) + ":", fmt.Sprintf("%d ranks,", t.WorldSize), string(t.Mode) + ",", english.Plural(len(t.Modules), "module")}, " ", width)
 	for _, m := range sel.modules {
 		w.WriteByte('\n')
 		writeWrapped(w, moduleHeading(t, m), " ", width)
@@ -49,7 +50,7 @@ func moduleHeading(t *topo.Topology, m *grid.Module) []string {
 		}
 	}
 	parts[len(parts)-1] += " "
-	return append(parts, strings.Fields(sizes(m))...)
+	return append(parts, strings.Fields(sizes(t, m))...)
 }
 
 // writeWrapped writes words separated by sep, over as many lines as

@@ -36,7 +36,7 @@ func rankTable(w *bufio.Writer, t *topo.Topology, o Options, entries []rankEntry
 	}
 	for _, en := range entries {
 		w.WriteByte('\n')
-		dense, expert := positions(en.m, en.c)
+		dense, expert := positions(t, en.m, en.c)
 		writeWrapped(w, append(append([]string{en.m.Name}, dense...), strings.TrimSpace(stage(en.c))), "  ", width)
 		if expert != nil {
 			writeWrapped(w, append([]string{"experts:"}, expert...), "  ", width)
@@ -58,7 +58,7 @@ func rankTable(w *bufio.Writer, t *topo.Topology, o Options, entries []rankEntry
 // "tp 1/2" is the second of two tensor-parallel ranks. Dims of size 1 are
 // left out but for tp, dp, pp, ep and expt_dp; the expert positions are
 // nil for a module without experts.
-func positions(m *grid.Module, c coords) (dense, expert []string) {
+func positions(t *topo.Topology, m *grid.Module, c coords) (dense, expert []string) {
 	sizes := map[string]int{"tp": m.TP, "gtp_remat": m.GTPRemat, "cp": m.CP, "dp": m.DP, "pp": m.PP,
 		"expt_tp": m.ExptTP, "ep": m.EP, "expt_gtp_remat": m.ExptGTPRemat, "expt_dp": m.ExptDP}
 	for i, n := range c.names {
@@ -68,7 +68,7 @@ func positions(m *grid.Module, c coords) (dense, expert []string) {
 		}
 		if i < len(grid.BaseDims) {
 			dense = append(dense, label)
-		} else if hasExperts(m) {
+		} else if hasExperts(t, m) {
 			expert = append(expert, label)
 		}
 	}

@@ -372,3 +372,15 @@ func TestTablesFitRandom(t *testing.T) {
 	}
 	assert.Greater(t, checked, 100)
 }
+
+// num_experts makes a module one with experts, even at ep 1: its expert
+// sizes and coordinates are shown.
+func TestExpertsByNumExperts(t *testing.T) {
+	tp := topology(t, "version: 1\nworld_size: 4\nmodules:\n- {name: language, num_ranks: 4, tp: 2, num_experts: 8}\n")
+	out := run(t, tp, render.Options{Format: "table"})
+	assert.Contains(t, out, "language  ranks [0, 4)  tp=2 dp=2 expt_dp=4\n", "a dense module would leave expt_dp out")
+	rank := run(t, tp, render.Options{Format: "table", Rank: 3, HasRank: true})
+	assert.Contains(t, rank, "experts:  ep 0/1  expt_dp 3/4\n")
+	dense := topology(t, "version: 1\nworld_size: 4\nmodules:\n- {name: language, num_ranks: 4, tp: 2}\n")
+	assert.NotContains(t, run(t, dense, render.Options{Format: "table", Rank: 3, HasRank: true}), "experts:")
+}
