@@ -3,7 +3,6 @@ package validate
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -104,29 +103,27 @@ func TestStripeMatchesGrid(t *testing.T) {
 	t.Logf("%d stripe/gpus_per_node pairs checked", checked)
 }
 
-// The rule's cost does not grow with the ranks: 2^24-rank modules whose
-// groups straddle nodes, and the worst cases of the cp sum (stride and
-// blocks both near the square root of the ranks), each in milliseconds,
-// with answers equal to a visit of every group.
+// crossingCases are 2^24-rank modules whose groups straddle nodes, and the
+// worst cases of the cp sum (stride and blocks both near the square root
+// of the ranks).
+var crossingCases = []struct {
+	s   stripe
+	gpn int
+}{
+	{stripe{offset: 1, stride: 1, size: 2, blocks: 1 << 23}, 8},          // tp 2, one rank off
+	{stripe{offset: 0, stride: 1, size: 1 << 24, blocks: 1}, 8},          // tp 2^24
+	{stripe{offset: 0, stride: 1 << 11, size: 2, blocks: 1 << 12}, 3000}, // cp 2 over tp 2048
+	{stripe{offset: 5, stride: 1 << 12, size: 2, blocks: 1 << 11}, 6007}, // stride > blocks
+	{stripe{offset: 3, stride: 3, size: 5, blocks: 1 << 20}, 1 << 23},    // few crossings, late
+}
+
+// The rule answers as a visit of every group would. Its cost, which does
+// not grow with the ranks (milliseconds where visiting every group takes
+// about 50), is BenchmarkStripeCrossing's to measure, not a timed test's.
 func TestStripeCrossingIsCheap(t *testing.T) {
-	for _, tt := range []struct {
-		s   stripe
-		gpn int
-	}{
-		{stripe{offset: 1, stride: 1, size: 2, blocks: 1 << 23}, 8},          // tp 2, one rank off
-		{stripe{offset: 0, stride: 1, size: 1 << 24, blocks: 1}, 8},          // tp 2^24
-		{stripe{offset: 0, stride: 1 << 11, size: 2, blocks: 1 << 12}, 3000}, // cp 2 over tp 2048
-		{stripe{offset: 5, stride: 1 << 12, size: 2, blocks: 1 << 11}, 6007}, // stride > blocks
-		{stripe{offset: 3, stride: 3, size: 5, blocks: 1 << 20}, 1 << 23},    // few crossings, late
-	} {
+	for _, tt := range crossingCases {
 		t.Run(fmt.Sprint(tt.s), func(t *testing.T) {
-			var count, first int
-			took := time.Hour // the fastest of a few runs, robust to a busy machine
-			for range 5 {
-				start := time.Now()
-				count, first = tt.s.crossing(tt.gpn)
-				took = min(took, time.Since(start))
-			}
+			count, first := tt.s.crossing(tt.gpn)
 			wantCount, wantFirst := 0, -1
 			for i := range tt.s.groups() {
 				if tt.s.first(i)/tt.gpn != tt.s.rank(i, tt.s.size-1)/tt.gpn {
@@ -139,10 +136,19 @@ func TestStripeCrossingIsCheap(t *testing.T) {
 			require.Positive(t, wantCount)
 			assert.Equal(t, wantCount, count)
 			assert.Equal(t, wantFirst, first)
-			assert.Less(t, took, 20*time.Millisecond, "visiting every group takes about 50 ms")
 			// The messages list at most maxShownRanks ranks and nodes.
 			assert.LessOrEqual(t, len(showRanks(tt.s, first)), 300)
 			assert.LessOrEqual(t, len(showNodes(tt.s, first, tt.gpn)), 300)
+		})
+	}
+}
+
+func BenchmarkStripeCrossing(b *testing.B) {
+	for _, tt := range crossingCases {
+		b.Run(fmt.Sprint(tt.s), func(b *testing.B) {
+			for b.Loop() {
+				tt.s.crossing(tt.gpn)
+			}
 		})
 	}
 }
