@@ -2,6 +2,8 @@ package importer
 
 import (
 	"bytes"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -210,4 +212,56 @@ echo MIMO_AUDIO_TP=4
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"MIMO_LLM_TP": "2", "MIMO_LLM_DP": "2", "MIMO_VISION_TP": "2", "MIMO_VISION_DP": "2",
 		"A": "x y", "B": "z w"}, env)
+}
+
+// TestMegatronLMRoundTripProperty: for layouts drawn at random from what
+// the MIMO example can express (one encoder at rank 0 with tp and dp, a
+// language module with tp, gtp_remat, pp, dp, ep, expt_tp,
+// expt_gtp_remat, experts and a batch, or a language module alone), every
+// valid one comes back from import megatron-lm of its plan unchanged.
+func TestMegatronLMRoundTripProperty(t *testing.T) {
+	pick := func(r *rand.Rand, xs ...int) int { return xs[r.IntN(len(xs))] }
+	r := rand.New(rand.NewPCG(12, 2026))
+	valid := 0
+	for i := 0; i < 400; i++ {
+		etp, edp := pick(r, 1, 2, 4), pick(r, 1, 2, 4)
+		tp, gtpr, pp, dp := pick(r, 1, 2, 4), pick(r, 1, 2), pick(r, 1, 2), pick(r, 1, 2, 3)
+		ep, xtp, xgtp := pick(r, 1, 2, 4), pick(r, 1, 2), pick(r, 1, 2)
+		llm := tp * gtpr * pp * dp
+		var b strings.Builder
+		b.WriteString("version: 1\ntarget: megatron-lm\n")
+		if v := pick(r, 0, 1, 2); v > 0 {
+			b.WriteString([]string{"", "target_version: 6570\n", "target_version: 2026-08-22\n"}[v])
+		}
+		encoder := r.IntN(4) > 0
+		world := llm
+		if encoder {
+			world += etp * edp
+		}
+		fmt.Fprintf(&b, "world_size: %d\nbatch: {micro_batch_size: %d}\nmodules:\n", world, pick(r, 4, 12))
+		off := 0
+		if encoder {
+			fmt.Fprintf(&b, "  - {name: vision, num_ranks: %d, tp: %d}\n", etp*edp, etp)
+			off = etp * edp
+		}
+		fmt.Fprintf(&b, "  - {name: language, num_ranks: %d, rank_offset: %d, tp: %d, gtp_remat: %d, pp: %d, ep: %d, expt_tp: %d, expt_gtp_remat: %d, num_experts: %d}\n",
+			llm, off, tp, gtpr, pp, ep, xtp, xgtp, ep*pick(r, 1, 2))
+		src := b.String()
+		l, d := layout.Parse("p.yaml", []byte(src))
+		res := validate.Check(l, d)
+		if !res.Valid(false) {
+			continue
+		}
+		p, diags, err := launch.Build(res.Topology, launch.Options{LayoutArgs: true, MasterPort: launch.DefaultMasterPort})
+		require.NoError(t, err, src)
+		if p == nil {
+			continue // a plan Megatron-LM would refuse (micro-batch-required)
+		}
+		require.False(t, diags.HasErrors())
+		valid++
+		got, err := MegatronLM(p.Node(0).Command, "vision")
+		require.NoError(t, err, src)
+		same(t, res, check(t, got.YAML(), ""))
+	}
+	assert.Greater(t, valid, 50, "enough valid layouts drawn")
 }
