@@ -21,8 +21,10 @@ import (
 // torchrun (and srun, scontrol) that records its argv and environment;
 // the JSON plan decodes to the same argv; the Kubernetes documents decode
 // to the same program, and no plain scalar in them is one a YAML 1.1
-// loader reads as a non-string. Build may refuse (a NUL byte, text that
-// is not UTF-8), but with a reason.
+// loader reads as a non-string; the megatron-specs Python parses to the
+// template's statements and the plan's topology, whatever the name.
+// Build may refuse (a NUL byte, text that is not UTF-8), but with a
+// reason.
 func FuzzWriters(f *testing.F) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -33,6 +35,7 @@ func FuzzWriters(f *testing.F) {
 	f.Add("yes", []byte("=\x00<<\x00on\x000x1F\x001:20\x002001-12-14\x00~\x00"), "no")
 	f.Add("$(id)", []byte("'\x00\"\x00`\x00\\\x00!\x00$$\x00%"), "$((1+1))")
 	res := check(f, threeModule)
+	python, _ := exec.LookPath("python3")
 	f.Fuzz(func(t *testing.T, name string, args []byte, value string) {
 		if !utf8.ValidString(name) {
 			return // a layout's name is UTF-8: the parser refuses other text
@@ -100,6 +103,12 @@ func FuzzWriters(f *testing.F) {
 			t.Fatalf("json plan: %q, EXTRA=%q, name %q", plan.Nodes[0].Command, plan.Env["EXTRA"], plan.Name)
 		}
 
+		// megatron-specs: Python whose statements are the writer's own,
+		// whatever the name, and whose TOPOLOGY is the plan's.
+		if python != "" {
+			checkSpecs(t, python, p)
+		}
+
 		// Kubernetes: the documents decode to the program, $ doubled for
 		// the kubelet, and no plain scalar means anything but a string.
 		k, _, err := Build(res, Options{Program: prog, MasterPort: DefaultMasterPort, Env: []EnvVar{{"EXTRA", value}}})
@@ -129,6 +138,37 @@ func FuzzWriters(f *testing.F) {
 			}
 		}
 	})
+}
+
+// specsCheck parses the megatron-specs Python (argv[1]) without running
+// it: its top-level statements are the template's, and TOPOLOGY holds the
+// JSON of argv[2].
+const specsCheck = `import ast, json, sys
+tree = ast.parse(open(sys.argv[1], encoding="utf-8").read())
+kinds = [type(n).__name__ for n in tree.body]
+assert kinds == ["Import", "Import", "ImportFrom", "Assign", "FunctionDef", "If"], kinds
+topo = tree.body[3]
+assert topo.targets[0].id == "TOPOLOGY"
+assert json.loads(topo.value.value) == json.load(open(sys.argv[2])), "TOPOLOGY differs"
+`
+
+func checkSpecs(t *testing.T, python string, p *Plan) {
+	t.Helper()
+	dir := t.TempDir()
+	var b bytes.Buffer
+	if err := WriteMegatronSpecs(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	specs, topo := filepath.Join(dir, "specs.py"), filepath.Join(dir, "topology.json")
+	if err := os.WriteFile(specs, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(topo, p.Topology, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(python, "-c", specsCheck, specs, topo).CombinedOutput(); err != nil {
+		t.Fatalf("megatron-specs: %v\n%s\n%s", err, out, b.String())
+	}
 }
 
 // hasProgram reports whether a sequence in n ends with the program, each
