@@ -86,7 +86,7 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/grid ./internal/render ./internal/rankmap ./internal/launch ./cmd/mimoplan
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/grid ./internal/render ./internal/rankmap ./internal/launch ./internal/plan ./cmd/mimoplan
 
 # Every fuzz target. Each checks invariants, not only "no panic":
 # FuzzValidLayout (coverage, partitions, embedding ranks of valid layouts),

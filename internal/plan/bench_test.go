@@ -1,0 +1,44 @@
+package plan
+
+import (
+	"os"
+	"testing"
+
+	"github.com/mimoplan/mimoplan/internal/layout"
+)
+
+func benchSpec(b *testing.B, path string) *layout.Layout {
+	b.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	spec, d := layout.ParseSpec(path, data)
+	if d.HasErrors() {
+		b.Fatalf("%s: %v", path, d.Items)
+	}
+	return spec
+}
+
+// BenchmarkSuggest runs the default search (best 5) on the specs of
+// testdata/suggest; docs/performance.md has the figures.
+func BenchmarkSuggest(b *testing.B) {
+	specs := []string{"vlm-16gpu", "llama3-70b-64gpu", "mixtral-64gpu", "three-64gpu"}
+	if os.Getenv("MIMOPLAN_BENCH_1024") != "" {
+		// Minutes, not the second: docs/performance.md.
+		specs = append(specs, "three-1024gpu")
+	}
+	for _, name := range specs {
+		spec := benchSpec(b, "../../testdata/suggest/"+name+".yaml")
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, HW: GPUs["H100"],
+					GPUMemory: float64(spec.GPUMemory), Top: 5})
+				if err != nil || len(res.Candidates) == 0 {
+					b.Fatalf("%s: %v, %d candidates", name, err, len(res.Candidates))
+				}
+			}
+		})
+	}
+}
