@@ -271,3 +271,14 @@ func TestPreflightEmitPlan(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.NoDirExists(t, empty, "a refused plan writes nothing")
 }
+
+// preflight checks the layout at --target-version, as validate does.
+func TestPreflightTargetVersion(t *testing.T) {
+	mlm := writeLayout(t, megatronLM)
+	code, _, stderr := mimoplan(t, "preflight", mlm, "--emit", t.TempDir(), "--target-version", "2026-06-01")
+	assert.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "[target-version-too-old]")
+	code, _, stderr = mimoplan(t, "preflight", mlm, "--emit", t.TempDir(), "--target-version", "soon")
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "--target-version")
+}

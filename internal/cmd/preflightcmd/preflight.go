@@ -21,6 +21,8 @@ type Options struct {
 	Context context.Context
 	Path    string
 	Request preflight.Request
+	// TargetVersion is --target-version: the upstream whose rules apply.
+	TargetVersion string
 }
 
 // NewCmdPreflight returns the preflight command; runF, when not nil, runs
@@ -69,6 +71,7 @@ signal N. See docs/preflight.md.`,
 	fs.StringVar(&r.Entrypoint, "entrypoint", "torchrun", `launcher in the printed lines, e.g. "python3 -m torch.distributed.run"`)
 	cmdutil.StringEnumVar(fs, &r.Format, "format", "lines", "--emit: lines (print each node's torchrun line) or a launch-plan format for the scheduler, written into DIR: "+strings.Join(preflight.Formats[1:], ", "), preflight.Formats...)
 	fs.StringVar(&r.Image, "image", "", "--format k8s, pytorchjob: container image (DIR must be at the same path in the pods)")
+	cmdutil.AddTargetVersionFlag(fs, &opts.TargetVersion)
 	return cmd
 }
 
@@ -78,7 +81,7 @@ func preflightRun(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	loader, err := cmdutil.LayoutFlags{}.NewLoader(nil, opts.IO.In)
+	loader, err := cmdutil.LayoutFlags{TargetVersion: opts.TargetVersion}.NewLoader(nil, opts.IO.In)
 	if err != nil {
 		return err
 	}
