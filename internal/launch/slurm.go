@@ -43,6 +43,7 @@ func CheckSbatch(ds []string) error {
 // (srun passes the environment on).
 const (
 	slurmHostsVar    = "LAUNCH_PLAN_HOSTS"
+	slurmAllocVar    = "LAUNCH_PLAN_ALLOCATED"
 	slurmTopologyVar = "LAUNCH_PLAN_TOPOLOGY"
 )
 
@@ -52,7 +53,12 @@ const (
 // plan); then it writes the topology on its node and becomes torchrun.
 const slurmTask = `set -euo pipefail
 read -r -a hosts <<<"$` + slurmHostsVar + `"
-me="${SLURMD_NODENAME:-$(hostname -s)}"
+read -r -a allocated <<<"$` + slurmAllocVar + `"
+# This node's Slurm name: slurmd's, else the allocation's entry at
+# SLURM_NODEID (an index into Slurm's own order), else the host name.
+me="${SLURMD_NODENAME:-}"
+if [ -z "$me" ] && [ -n "${SLURM_NODEID:-}" ]; then me="${allocated[SLURM_NODEID]:-}"; fi
+if [ -z "$me" ]; then me=$(hostname -s); fi
 node_rank=
 for i in "${!hosts[@]}"; do
   if [ "${hosts[i]}" = "$me" ]; then node_rank=$i; fi
@@ -132,7 +138,7 @@ fi
 	} else {
 		fmt.Fprintln(bw, `hosts=("${allocated[@]}")`)
 	}
-	fmt.Fprintf(bw, "export %s=\"${hosts[*]}\"\n", slurmHostsVar)
+	fmt.Fprintf(bw, "export %s=\"${hosts[*]}\" %s=\"${allocated[*]}\"\n", slurmHostsVar, slurmAllocVar)
 	master = `"${hosts[0]}"`
 	if p.MasterGiven {
 		master = Quote(p.Rendezvous.MasterAddr)

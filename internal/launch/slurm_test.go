@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,6 +22,13 @@ import (
 // sorted order) and SLURM_JOB_ID, and records its own flags.
 func runSlurm(t *testing.T, script string, nodes, order []string) (work, out string, code int) {
 	t.Helper()
+	return runSlurmWith(t, script, nodes, order, "SLURMD_NODENAME=$node SLURM_NODEID=$id")
+}
+
+// runSlurmWith is runSlurm with the task variables srun sets, as shell
+// assignments of $node and $id.
+func runSlurmWith(t *testing.T, script string, nodes, order []string, vars string) (work, out string, code int) {
+	t.Helper()
 	bash := needBash(t)
 	bin := fakeBin(t, map[string]string{
 		"torchrun": fakeTorchrun,
@@ -34,7 +42,7 @@ mapfile -t sorted < <(tr ',' '\n' <<<"$SLURM_JOB_NODELIST" | LC_ALL=C sort)
 for node in $SRUN_ORDER; do
   id=
   for i in "${!sorted[@]}"; do [ "${sorted[i]}" = "$node" ] && id=$i; done
-  SLURMD_NODENAME=$node SLURM_NODEID=$id SLURM_JOB_ID=77 "$@" || exit
+  env ` + vars + ` SLURM_JOB_ID=77 "$@" || exit
 done
 `,
 	})
@@ -124,7 +132,17 @@ func TestSlurm(t *testing.T) {
 				assert.Contains(t, argv, "--master-addr=h3")
 			}
 		}
-		_, out, code := runSlurm(t, script, []string{"h0", "h1", "h2", "h5"}, []string{"h0"})
+		// An srun that sets SLURM_NODEID (Slurm's order) and no
+		// SLURMD_NODENAME: the allocation's list names the node.
+		work, out, code := runSlurmWith(t, script, sorted(plan), []string{"h2", "h0", "h3", "h1"}, "SLURM_NODEID=$id")
+		require.Equal(t, 0, code, out)
+		alloc := sorted(plan)
+		for i, n := range p.Nodes() {
+			id := slices.Index(alloc, plan[i])
+			_, _, argv := record(t, filepath.Join(work, "rec."+itoa(id)))
+			assert.Equal(t, n.Command[1:], argv, "node %d on %s, SLURM_NODEID %d", i, plan[i], id)
+		}
+		_, out, code = runSlurm(t, script, []string{"h0", "h1", "h2", "h5"}, []string{"h0"})
 		assert.Equal(t, 1, code)
 		assert.Contains(t, out, "the allocation is h0 h1 h2 h5, the plan needs h3 h1 h0 h2")
 	})

@@ -68,8 +68,9 @@ func fakeBin(t *testing.T, scripts map[string]string) string {
 }
 
 // fakeTorchrun records its environment, the topology file's content and
-// its argv, NUL-separated, in $RECORD.$SLURMD_NODENAME (or $RECORD.0).
-const fakeTorchrun = `out="$RECORD.${SLURMD_NODENAME:-0}"
+// its argv, NUL-separated, in $RECORD.$SLURMD_NODENAME (else
+// $RECORD.$SLURM_NODEID, else $RECORD.0).
+const fakeTorchrun = `out="$RECORD.${SLURMD_NODENAME:-${SLURM_NODEID:-0}}"
 topo=nofile
 if [ -n "${MIMOPLAN_TOPOLOGY-}" ] && [ -f "$MIMOPLAN_TOPOLOGY" ]; then topo=$(cat "$MIMOPLAN_TOPOLOGY"; echo .); topo=${topo%.}; fi
 printf '%s\0' "$CUDA_DEVICE_ORDER" "$OMP_NUM_THREADS" "${MIMOPLAN_TOPOLOGY-unset}" "${EXTRA-unset}" "$topo" > "$out"
