@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // heredocEnd ends the here-document that carries the topology; no line
@@ -29,16 +30,29 @@ func WriteSh(w io.Writer, p *Plan) error {
 		p.table(bw, func(n Node) string { return n.Host })
 		fmt.Fprint(bw, "set -euo pipefail\n\n")
 	} else {
-		p.header(bw, "Run it on every host with that host's node rank:\n  ./plan.sh NODE_RANK    or    NODE_RANK=i ./plan.sh", p.Rendezvous.MasterAddr)
+		p.header(bw, "Run it on every host with that host's node rank:\n  ./plan.sh NODE_RANK    or    NODE_RANK=i ./plan.sh\nor, on a host named as below, ./plan.sh alone: its place in the list is its rank.", p.Rendezvous.MasterAddr)
 		p.table(bw, func(n Node) string { return n.Host })
+		q := make([]string, p.NNodes)
+		for i := range q {
+			q[i] = Quote(p.hosts[i])
+		}
 		fmt.Fprintf(bw, `set -euo pipefail
 
 usage() {
-  echo "usage: $0 NODE_RANK (0-%[1]d), or set NODE_RANK" >&2
+  echo "usage: $0 NODE_RANK (0-%[1]d), or set NODE_RANK, or run it on one of the hosts: %[2]s" >&2
   exit 2
 }
 [ "$#" -le 1 ] || usage
 node_rank="${1:-${NODE_RANK:-}}"
+if [ -z "$node_rank" ]; then
+  # The node rank of this host: its place in the plan's host list.
+  hosts=(%[2]s)
+  short=$(hostname -s 2>/dev/null || true)
+  long=$(hostname 2>/dev/null || true)
+  for i in "${!hosts[@]}"; do
+    if [ "${hosts[i]}" = "$short" ] || [ "${hosts[i]}" = "$long" ]; then node_rank=$i; fi
+  done
+fi
 case "$node_rank" in
 '' | *[!0-9]* | 0?*) usage ;;
 esac
@@ -47,7 +61,7 @@ if [ "${#node_rank}" -gt 9 ] || [ "$node_rank" -gt %[1]d ]; then
   exit 2
 fi
 
-`, p.NNodes-1)
+`, p.NNodes-1, strings.Join(q, " "))
 	}
 	p.exports(bw)
 	if p.carriesTopology() {

@@ -115,3 +115,37 @@ func TestShTopology(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, entries, "nothing written where the plan runs")
 }
+
+// TestShRankFromHostName: run without a node rank on a host of the plan,
+// the script takes the host's place in the list, whatever order the hosts
+// start in (a stand-in hostname names each).
+func TestShRankFromHostName(t *testing.T) {
+	bash := needBash(t)
+	hosts := []string{"n3.example", "n1.example", "n0.example", "n2.example"}
+	p := build(t, threeModule, Options{Hosts: hosts, Program: []string{"train.py"}})
+	script := writeScript(t, func(b *bytes.Buffer) error { return WriteSh(b, p) })
+	for _, i := range []int{2, 0, 3, 1} {
+		short, long := strings.Split(hosts[i], ".")[0], hosts[i]
+		if i%2 == 1 {
+			short = "other" // the full name matches
+		}
+		bin := fakeBin(t, map[string]string{
+			"torchrun": fakeTorchrun,
+			"hostname": `if [ "${1:-}" = -s ]; then echo ` + short + `; else echo ` + long + `; fi`,
+		})
+		work := t.TempDir()
+		cmd := exec.Command(bash, script)
+		cmd.Dir = work
+		cmd.Env = append(os.Environ(), "NODE_RANK=", "PATH="+bin+":"+os.Getenv("PATH"), "RECORD="+filepath.Join(work, "rec"), "TMPDIR="+work)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+		_, _, argv := record(t, filepath.Join(work, "rec.0"))
+		assert.Equal(t, p.Node(i).Command[1:], argv, "host %s runs node rank %d", hosts[i], i)
+	}
+	bin := fakeBin(t, map[string]string{"torchrun": fakeTorchrun, "hostname": "echo stranger"})
+	cmd := exec.Command(bash, script)
+	cmd.Env = append(os.Environ(), "NODE_RANK=", "PATH="+bin+":"+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), "or run it on one of the hosts: n3.example n1.example n0.example n2.example")
+}
