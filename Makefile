@@ -104,6 +104,7 @@ fuzz-invariants:
 	$(GO) test ./internal/validate -run '^$$' -fuzz '^FuzzValidLayout$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./cmd/mimoplan -run '^$$' -fuzz '^FuzzPlansAgree$$' -fuzztime $(FUZZTIME_SLOW)
 	$(GO) test ./internal/launch -run '^$$' -fuzz '^FuzzWriters$$' -fuzztime $(FUZZTIME_SLOW)
+	$(GO) test ./internal/importer -run '^$$' -fuzz '^FuzzMegatronLM$$' -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin
