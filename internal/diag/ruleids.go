@@ -58,6 +58,8 @@ const (
 	RuleEncoderNotDense                RuleID = "encoder-not-dense"
 	RuleTPNotPowerOfTwo                RuleID = "tp-not-power-of-two"
 	RuleGTPUnsupported                 RuleID = "gtp-unsupported"
+	RuleBridgeEncoderDPBelowLanguageDP RuleID = "bridge-encoder-dp-below-language-dp"
+	RuleBridgeExpertNeedsNewerVersion  RuleID = "bridge-expert-needs-newer-version"
 	RuleGroupCrossesNode               RuleID = "group-crosses-node"
 	RuleGPUCountShort                  RuleID = "gpu-count-short"
 	RuleGPUMixedModels                 RuleID = "gpu-mixed-models"

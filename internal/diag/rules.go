@@ -78,6 +78,8 @@ var catalogue = []Rule{
 	{RuleEncoderNotDense, Error, "Encoders must be dense: ep 1 and expt_tp 1.", "Megatron-Bridge@067f987df03b src/megatron/bridge/models/megatron_mimo/megatron_mimo_config.py:163"},
 	{RuleTPNotPowerOfTwo, Error, "tp must be a power of two.", "Megatron-Bridge@067f987df03b src/megatron/bridge/models/megatron_mimo/megatron_mimo_config.py:184"},
 	{RuleGTPUnsupported, Error, "gtp_remat must be 1.", "Megatron-Bridge@067f987df03b src/megatron/bridge/models/megatron_mimo/megatron_mimo_config.py:11 (ModuleParallelismConfig has no GTP size)"},
+	{RuleBridgeEncoderDPBelowLanguageDP, Error, "An encoder's dp is below the language dp (Megatron-Bridge from PR #2869 to before PR #4071).", "Megatron-Bridge@0bf1333ce040 src/megatron/bridge/models/mimo/mimo_config.py:144"},
+	{RuleBridgeExpertNeedsNewerVersion, Error, "ep or expt_tp above 1 needs a Megatron-Bridge with PR #4485.", "Megatron-Bridge@4b68d3e5928e src/megatron/bridge/models/megatron_mimo/megatron_mimo_config.py:18, :28 (no expert_model_parallel_size; expt_tp counted in a module's ranks)"},
 
 	// Node locality.
 	{RuleGroupCrossesNode, Warning, "A tp, cp, tp_cp or expt_tp group spans more than one node.", "NVLink domain: these groups carry per-layer traffic"},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/topo"
+	"github.com/mimoplan/mimoplan/internal/upstream"
 )
 
 // Megatron-Bridge's examples/megatron_mimo/llava read each module's grid
@@ -111,17 +112,23 @@ def parallelism_config() -> MegatronMIMOParallelismConfig:
     return MegatronMIMOParallelismConfig(
         module_parallelisms={
 `)
+	// Before Bridge PR #4485 ModuleParallelismConfig had no
+	// expert_model_parallel_size (validate then wants ep and expt_tp 1).
+	expert := p.Version.Has(upstream.PRBridgeExpert)
 	for _, m := range t.Modules {
 		fmt.Fprintf(bw, `            %q: ModuleParallelismConfig(
                 tensor_model_parallel_size=%d,
                 pipeline_model_parallel_size=%d,
                 context_parallel_size=%d,
-                expert_model_parallel_size=%d,
-                expert_tensor_parallel_size=%d,
+`, m.Name, m.TP, m.PP, m.CP)
+		if expert {
+			fmt.Fprintf(bw, "                expert_model_parallel_size=%d,\n", m.EP)
+		}
+		fmt.Fprintf(bw, `                expert_tensor_parallel_size=%d,
                 data_parallel_size=%d,
                 rank_offset=%d,
             ),
-`, m.Name, m.TP, m.PP, m.CP, m.EP, m.ExptTP, m.DP, m.RankOffset)
+`, m.ExptTP, m.DP, m.RankOffset)
 	}
 	fmt.Fprint(bw, `        },
     )

@@ -1,5 +1,5 @@
-// Package upstream is the one table of the Megatron-LM changes that move
-// mimoplan's rules or the arguments it writes. validate and launch both
+// Package upstream is the one table of the Megatron-LM and Megatron-Bridge
+// changes that move mimoplan's rules or the arguments it writes. validate and launch both
 // read it, so that a layout's target_version (or --target-version) gives
 // the rules and the flag names upstream had at that point.
 package upstream
@@ -14,17 +14,28 @@ import (
 // Change is one merged upstream pull request that matters to mimoplan.
 type Change struct {
 	PR     int
+	Repo   string // MegatronLM or MegatronBridge
 	Merged string // merge date, YYYY-MM-DD
-	// Commit is the merge commit in the Megatron-LM mirror
-	// (/work/.mirror/NVIDIA+Megatron-LM/repo), "" for one after its HEAD
-	// (d98e8a64ddf3, 2026-08-22).
+	// Commit is the merge commit in the repository's mirror, "" for one
+	// after the Megatron-LM mirror's HEAD (d98e8a64ddf3, 2026-08-22).
 	Commit string
 	Kind   string // "flag" or "rule"
 	What   string
 }
 
-// PRs mimoplan tells apart.
+// The repositories of Changes.
 const (
+	MegatronLM     = "Megatron-LM"
+	MegatronBridge = "Megatron-Bridge"
+)
+
+// PRs mimoplan tells apart. The two repositories' numbers do not collide
+// among these, so a bare number names one change.
+const (
+	PRBridgeTraining  = 2869 // Bridge: MIMO training; tp power of two, dp pairwise divisible, encoder dp >= language dp
+	PRBridgeEncoderDP = 4071 // Bridge: the encoder dp >= language dp check dropped
+	PRBridgeExpert    = 4485 // Bridge: expert_model_parallel_size; encoders dense; spans tile the world
+
 	PRArgs          = 5375 // examples/mimo/training/args.py: --encoder-*/--llm-*
 	PRBridgeGTP     = 6263 // BridgeCommunicator leaders per (dp, gtp_remat) lane
 	PRGTP           = 6570 // GTP in the MIMO example; fan-out counts GTP lanes
@@ -35,15 +46,21 @@ const (
 // Changes are in merge order. The list is the rules table of
 // docs/rules.md (a test keeps the two equal).
 var Changes = []Change{
-	{PRArgs, "2026-06-23", "b1884d11b4507d8a26d8d66d0f01892284213892", "flag",
+	{PRBridgeTraining, MegatronBridge, "2026-04-10", "0bf1333ce040e29da983bfa7dfe15ac59a5e0c30", "rule",
+		"Megatron-Bridge trains MIMO models on per-module grids (MimoParallelismConfig): tp a power of two (tp-not-power-of-two), every pair of dps divides one another (dp-not-compatible) and each encoder's dp at least the language dp (bridge-encoder-dp-below-language-dp); before it target megatron-bridge has nothing to check or write"},
+	{PRBridgeEncoderDP, MegatronBridge, "2026-06-02", "4b68d3e5928e5a14bc705e267a08c4cc000894b7", "rule",
+		"Megatron-Bridge drops the encoder dp >= language dp check (bridge-encoder-dp-below-language-dp no longer applies)"},
+	{PRArgs, MegatronLM, "2026-06-23", "b1884d11b4507d8a26d8d66d0f01892284213892", "flag",
 		"Megatron-LM's MIMO example takes its grids as arguments: --encoder-tp --encoder-dp --llm-offset --llm-tp --llm-cp --llm-pp --llm-dp --llm-ep --llm-expt-tp --llm-only; before it target megatron-lm has no arguments to write"},
-	{PRBridgeGTP, "2026-08-04", "9a3c40b25408f9c5f4ed87500989ebe299f88fea", "rule",
+	{PRBridgeExpert, MegatronBridge, "2026-07-13", "fc35d9b08a6c04a2f269038da4633e2cc9a1ae26", "flag",
+		"Megatron-Bridge's ModuleParallelismConfig takes expert_model_parallel_size and leaves expert_tensor_parallel_size out of a module's rank count: the language module may be MoE, encoders stay dense (encoder-not-dense); before it ep and expt_tp must be 1 (bridge-expert-needs-newer-version) and --format bridge writes no expert_model_parallel_size"},
+	{PRBridgeGTP, MegatronLM, "2026-08-04", "9a3c40b25408f9c5f4ed87500989ebe299f88fea", "rule",
 		"BridgeCommunicator elects a leader per data lane, dp x gtp_remat (bridge-leaders-not-divisible counts gtp_remat); before it, per dp replica"},
-	{PRGTP, "2026-08-18", "cfb8e46ffe08fa027c38ffbe3898e7d8937bd019", "rule",
+	{PRGTP, MegatronLM, "2026-08-18", "cfb8e46ffe08fa027c38ffbe3898e7d8937bd019", "rule",
 		"the MIMO example takes GTP (--tensor-parallel-num-weight-shards, --expert-tensor-parallel-num-weight-shards) and its fan-out check counts GTP lanes; before it target megatron-lm needs gtp_remat and expt_gtp_remat 1 (gtp-needs-newer-version)"},
-	{PRDestinationCP, "2026-08-26", "", "rule",
+	{PRDestinationCP, MegatronLM, "2026-08-26", "", "rule",
 		"BridgeCommunicator accepts cp above 1 on its destination, the language module (target core); the encoder keeps cp 1 (bridge-cp-unsupported)"},
-	{PRMimoNames, "2026-08-26", "", "flag",
+	{PRMimoNames, MegatronLM, "2026-08-26", "", "flag",
 		"every grid argument is renamed --mimo-* (--mimo-encoder-tp ... --mimo-llm-only) and the plain names are an error"},
 }
 
@@ -77,11 +94,16 @@ func (v Version) String() string {
 
 // Help lists the accepted forms, for messages.
 func Help() string {
-	prs := make([]string, len(Changes))
-	for i, c := range Changes {
-		prs[i] = strconv.Itoa(c.PR)
+	var lm, bridge []string
+	for _, c := range Changes {
+		if c.Repo == MegatronBridge {
+			bridge = append(bridge, strconv.Itoa(c.PR))
+		} else {
+			lm = append(lm, strconv.Itoa(c.PR))
+		}
 	}
-	return "a date YYYY-MM-DD (upstream as of that day) or a PR number (" + strings.Join(prs, ", ") + ": upstream right after it merged)"
+	return "a date YYYY-MM-DD (upstream as of that day) or a PR number (Megatron-LM " + strings.Join(lm, ", ") +
+		"; Megatron-Bridge " + strings.Join(bridge, ", ") + ": upstream right after it merged)"
 }
 
 // Parse reads a target version: "" (newest), a date YYYY-MM-DD, or the

@@ -19,7 +19,7 @@ func row(c Change) string {
 	if c.Commit != "" {
 		commit = "`" + c.Commit[:12] + "`"
 	}
-	return fmt.Sprintf("| #%d | %s | %s | %s | %s |", c.PR, c.Merged, commit, c.Kind, c.What)
+	return fmt.Sprintf("| #%d | %s | %s | %s | %s | %s |", c.PR, c.Repo, c.Merged, commit, c.Kind, c.What)
 }
 
 // TestRulesDocTable: docs/rules.md's table is Changes, row for row.
@@ -48,6 +48,10 @@ func TestChangesInMergeOrder(t *testing.T) {
 	}
 	for _, c := range Changes {
 		assert.Contains(t, []string{"flag", "rule"}, c.Kind)
+		assert.Contains(t, []string{MegatronLM, MegatronBridge}, c.Repo)
+		if c.Repo == MegatronBridge {
+			assert.Len(t, c.Commit, 40, "every Bridge change is in the Bridge mirror: PR #%d", c.PR)
+		}
 		if c.Commit != "" {
 			assert.Len(t, c.Commit, 40, "PR #%d", c.PR)
 		}
@@ -60,8 +64,14 @@ func TestParse(t *testing.T) {
 		has  []int
 		lack []int
 	}{
-		{"", []int{PRArgs, PRBridgeGTP, PRGTP, PRDestinationCP, PRMimoNames}, nil},
-		{"2026-06-22", nil, []int{PRArgs}},
+		{"", []int{PRBridgeTraining, PRBridgeEncoderDP, PRBridgeExpert, PRArgs, PRBridgeGTP, PRGTP, PRDestinationCP, PRMimoNames}, nil},
+		{"2026-04-09", nil, []int{PRBridgeTraining, PRArgs}},
+		{"2026-04-10", []int{PRBridgeTraining}, []int{PRBridgeEncoderDP, PRArgs}},
+		{"2869", []int{PRBridgeTraining}, []int{PRBridgeEncoderDP}},
+		{"#4071", []int{PRBridgeTraining, PRBridgeEncoderDP}, []int{PRArgs, PRBridgeExpert}},
+		{"2026-07-12", []int{PRArgs}, []int{PRBridgeExpert}},
+		{"4485", []int{PRArgs, PRBridgeExpert}, []int{PRBridgeGTP}},
+		{"2026-06-22", []int{PRBridgeEncoderDP}, []int{PRArgs}},
 		{"2026-06-23", []int{PRArgs}, []int{PRBridgeGTP}},
 		{"2026-08-22", []int{PRArgs, PRBridgeGTP, PRGTP}, []int{PRDestinationCP, PRMimoNames}},
 		{"2026-08-26", []int{PRDestinationCP, PRMimoNames}, nil},

@@ -218,6 +218,20 @@ func TestMegatronBridgeRules(t *testing.T) {
 			[]at{fanIn(5, 29, "vision"), fanIn(6, 28, "audio")}},
 		{"gtp unsupported", head + "modules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, gtp_remat: 2, expt_gtp_remat: 2}\n",
 			[]at{{"gtp-unsupported", 6, 45, "language"}, {"gtp-unsupported", 6, 64, "language"}}},
+		// Megatron-Bridge's versions (internal/upstream): before PR #2869
+		// no MIMO training; from it until PR #4071 encoder dp >= language
+		// dp; before PR #4485 no expert parallelism.
+		{"before Bridge PR 2869", head + "target_version: 2026-04-09\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4}\n",
+			[]at{{"target-version-too-old", 4, 17, ""}}},
+		{"encoder dp below language dp before Bridge PR 4071", head + "target_version: 2026-05-01\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4}\n",
+			[]at{{"bridge-encoder-dp-below-language-dp", 6, 29, "vision"}}},
+		{"encoder dp below language dp, given as dp", head + "target_version: 2869\nmodules:\n- {name: vision, num_ranks: 2, dp: 2}\n- {name: audio, num_ranks: 2}\n- {name: language, num_ranks: 4}\n",
+			[]at{{"bridge-encoder-dp-below-language-dp", 6, 36, "vision"}, {"bridge-encoder-dp-below-language-dp", 7, 28, "audio"}}},
+		{"encoder dp above language dp before Bridge PR 4071", head + "target_version: 2869\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, tp: 2}\n", nil},
+		{"encoder dp below language dp since Bridge PR 4071", head + "target_version: 4071\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4}\n", nil},
+		{"expert parallelism before Bridge PR 4485", head + "target_version: 2026-07-12\nmodules:\n- {name: vision, num_ranks: 4, ep: 2}\n- {name: language, num_ranks: 4, ep: 2, expt_tp: 2}\n",
+			[]at{{"bridge-expert-needs-newer-version", 6, 36, "vision"}, {"bridge-expert-needs-newer-version", 7, 38, "language"}, {"bridge-expert-needs-newer-version", 7, 50, "language"}}},
+		{"expert parallelism since Bridge PR 4485", head + "target_version: 4485\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, ep: 2, expt_tp: 2}\n", nil},
 	})
 }
 

@@ -176,6 +176,14 @@ func (c *checker) hasLanguage() bool {
 // megatronBridge checks MegatronMIMOParallelismConfig.finalize of
 // NVIDIA-NeMo/Megatron-Bridge, over the modules whose sizes are sound.
 func (c *checker) megatronBridge() {
+	v := c.l.TargetVersion
+	if !v.Has(upstream.PRBridgeTraining) {
+		c.d.Add(diag.RuleTargetVersionTooOld, c.l.Pos("target_version"), "",
+			"give a target_version since 2026-04-10 (Megatron-Bridge PR #2869), or target core",
+			"target_version %s predates Megatron-Bridge PR #2869, which brought MIMO training on per-module grids: there is no launch to check or write", v)
+		return
+	}
+	expert := v.Has(upstream.PRBridgeExpert)
 	for i, m := range c.sized {
 		if m == nil {
 			continue
@@ -198,6 +206,16 @@ func (c *checker) megatronBridge() {
 				fmt.Sprintf("set %s to 1: Megatron-Bridge's ModuleParallelismConfig has no GTP size", s.field),
 				"%s is %d, but Megatron-Bridge supports only %s 1", s.field, s.size, s.field)
 		}
+		if !expert {
+			for _, s := range []sizeCheck{{"ep", m.EP}, {"expt_tp", m.ExptTP}} {
+				if s.size > 1 {
+					c.d.Add(diag.RuleBridgeExpertNeedsNewerVersion, lm.Pos(s.field), m.Name,
+						fmt.Sprintf("set %s to 1, or give a target_version since 2026-07-13 (Megatron-Bridge PR #4485)", s.field),
+						"%s is %d, but at target_version %s Megatron-Bridge's ModuleParallelismConfig has no expert parallelism of its own (it came with PR #4485)", s.field, s.size, v)
+				}
+			}
+			continue
+		}
 		if m.Name == grid.LanguageModule {
 			continue
 		}
@@ -211,6 +229,28 @@ func (c *checker) megatronBridge() {
 		}
 	}
 	c.bridgeDP()
+	if !v.Has(upstream.PRBridgeEncoderDP) {
+		c.bridgeEncoderDP()
+	}
+}
+
+// bridgeEncoderDP reports each encoder whose dp is below the language
+// module's, which Megatron-Bridge refused from PR #2869 until PR #4071.
+func (c *checker) bridgeEncoderDP() {
+	lang := c.sizedLanguage()
+	if lang < 0 {
+		return
+	}
+	l := c.sized[lang]
+	for i, m := range c.sized {
+		if m == nil || i == lang || m.DP >= l.DP {
+			continue
+		}
+		lm := c.lm(i)
+		c.d.Add(diag.RuleBridgeEncoderDPBelowLanguageDP, lm.Pos(dpField(lm)), m.Name,
+			fmt.Sprintf("give %s a dp of at least %d (more ranks or a smaller tp), or a target_version since 2026-06-02 (Megatron-Bridge PR #4071)", m.Name, l.DP),
+			"dp %d is below the language dp %d, which Megatron-Bridge refuses at target_version %s (encoder dp must be >= language dp until PR #4071)", m.DP, l.DP, c.l.TargetVersion)
+	}
 }
 
 // bridgeDP reports each module whose dp does not divide, or is not divided
