@@ -286,7 +286,9 @@ func (s *searcher) choose(p int, off, n []int) {
 	}
 	i := s.order[p]
 	m := &s.spec.Modules[i]
-	for _, e := range s.entries(i, n[i]) {
+	es := s.entries(i, n[i])
+	for k := range es {
+		e := &es[k]
 		c := &s.cur[i]
 		*c = Choice{Name: m.Name, RankOffset: off[i], NumRanks: n[i], Sizes: e.z}
 		// Entries come cheapest first: once this module's own lower bound
@@ -294,6 +296,10 @@ func (s *searcher) choose(p int, off, n []int) {
 		s.times[i] = ModuleTime{Total: e.lb}
 		if s.bound(p) >= s.threshold() {
 			break
+		}
+		s.prepare(i, e)
+		if !e.ok {
+			continue
 		}
 		if e.over > 0 {
 			s.miss([]Choice{*c}, e.over, fmt.Sprintf("%s needs at least %s per GPU, %s more than gpu_memory %s",
@@ -315,12 +321,64 @@ func (s *searcher) choose(p int, off, n []int) {
 }
 
 // entry is one factorization of a module's ranks with what the search
-// needs of it, computed once per module and rank count.
+// needs of it. The lower bound is computed for every entry, the rest
+// (prepare) only for the entries the search reaches.
 type entry struct {
 	z      Sizes
-	lb     float64 // a lower bound of the module's time, whatever its offset and micro-batches
+	lb     float64 // a lower bound of the module's time, whatever its offset, micro-batches and parameters
+	ready  bool    // ok, params and over are set
+	ok     bool    // the model's rules accept the sizes
 	params float64 // parameters on the most loaded GPU
 	over   float64 // bytes by which its memory's lower bound exceeds gpu_memory (0: it may fit)
+}
+
+// maxEntries bounds the memoized factorizations; past it the memo starts
+// afresh, so that memory stays bounded at any cluster size.
+const maxEntries = 1 << 19
+
+// entries lists module i's factorizations of n ranks (space.go), cheapest
+// lower bound first.
+func (s *searcher) entries(i, n int) []entry {
+	key := [2]int{i, n}
+	if es, ok := s.facts[key]; ok {
+		return es
+	}
+	m := &s.spec.Modules[i]
+	var es []entry
+	for _, z := range factorizations(m, n, s.req.Options) {
+		c := Choice{Name: m.Name, NumRanks: n, Sizes: z}
+		es = append(es, entry{z: z, lb: s.job.lowerBound(&c, &s.shapes[i], 0)})
+	}
+	slices.SortStableFunc(es, func(a, b entry) int { return cmp.Compare(a.lb, b.lb) })
+	if s.nfact+len(es) > maxEntries {
+		clear(s.facts)
+		s.nfact = 0
+	}
+	s.facts[key] = es
+	s.nfact += len(es)
+	return es
+}
+
+// prepare asks the model about an entry once: its own rules (model.Check,
+// the function validate runs for them, on the module's sizes alone), its
+// memory lower bound and its parameters.
+func (s *searcher) prepare(i int, e *entry) {
+	if e.ready {
+		return
+	}
+	m := &s.spec.Modules[i]
+	c := Choice{Name: m.Name, NumRanks: s.cur[i].NumRanks, Sizes: e.z}
+	e.ready = true
+	e.ok = s.accepts(i, &c)
+	if !e.ok {
+		return
+	}
+	if b, params, ok := s.req.Est.Memory(s.spec, m, &c); ok {
+		e.params = params
+		if s.req.GPUMemory > 0 && b > s.req.GPUMemory {
+			e.over = b - s.req.GPUMemory
+		}
+	}
 }
 
 func (s *searcher) accepts(i int, c *Choice) bool {
@@ -337,46 +395,6 @@ func (s *searcher) accepts(i int, c *Choice) bool {
 	return ok
 }
 
-// maxEntries bounds the memoized factorizations; past it the memo starts
-// afresh, so that memory stays bounded at any cluster size.
-const maxEntries = 1 << 16
-
-// entries lists module i's factorizations of n ranks (space.go) that its
-// model accepts, cheapest lower bound first. The model's own rules
-// (model.Check, the function validate runs for them) drop factorizations
-// that every candidate holding them would fail on; memory lower bounds
-// mark the ones that cannot fit.
-func (s *searcher) entries(i, n int) []entry {
-	key := [2]int{i, n}
-	if es, ok := s.facts[key]; ok {
-		return es
-	}
-	m := &s.spec.Modules[i]
-	var es []entry
-	for _, z := range factorizations(m, n, s.req.Options) {
-		c := Choice{Name: m.Name, NumRanks: n, Sizes: z}
-		if !s.accepts(i, &c) {
-			continue
-		}
-		e := entry{z: z}
-		if b, params, ok := s.req.Est.Memory(s.spec, m, &c); ok {
-			e.params = params
-			if s.req.GPUMemory > 0 && b > s.req.GPUMemory {
-				e.over = b - s.req.GPUMemory
-			}
-		}
-		e.lb = s.job.lowerBound(&c, &s.shapes[i], e.params)
-		es = append(es, e)
-	}
-	slices.SortStableFunc(es, func(a, b entry) int { return cmp.Compare(a.lb, b.lb) })
-	if s.nfact+len(es) > maxEntries {
-		clear(s.facts)
-		s.nfact = 0
-	}
-	s.facts[key] = es
-	s.nfact += len(es)
-	return es
-}
 
 // microbatches is module i's number of micro-batches per global batch:
 // the language module's, for every module (an encoder runs one

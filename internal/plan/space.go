@@ -98,7 +98,7 @@ func factorizations(m *layout.Module, n int, opt Options) []Sizes {
 						continue
 					}
 					for _, vpp := range vppValues(m, pp, layers) {
-						for _, ep := range values(m, "ep", m.EP, true, n/pp, nil) {
+						for _, ep := range values(m, "ep", m.EP, true, n/pp, epOK(m)) {
 							for _, etp := range values(m, "expt_tp", m.ExptTP, true, n/(pp*ep), nil) {
 								for _, egtp := range values(m, "expt_gtp_remat", m.ExptGTPRemat, opt.GTP, n/(pp*ep*etp), nil) {
 									out = append(out, Sizes{TP: tp, GTPRemat: gtp, CP: cp, PP: pp, VPP: vpp, DP: dp, EP: ep, ExptTP: etp, ExptGTPRemat: egtp})
@@ -113,17 +113,39 @@ func factorizations(m *layout.Module, n int, opt Options) []Sizes {
 	return out
 }
 
+// epOK is the divisibility every ep meets: num_experts divisible by ep
+// (experts-not-divisible), and ep 1 for a model without experts
+// (ep-needs-experts, Megatron's "num_experts must be non None to use
+// expert model parallelism").
+func epOK(m *layout.Module) func(int) bool {
+	return func(ep int) bool {
+		switch {
+		case m.NumExperts > 0:
+			return m.NumExperts%ep == 0
+		case m.Model != nil:
+			return ep == 1
+		}
+		return true
+	}
+}
+
 // vppValues: the number of virtual stages per pipeline rank, 1 (none, as
-// Megatron reads a vpp of 1) to the layers each pipeline rank holds
-// (Megatron splits a stage's layers over its virtual stages); 1 alone for
-// a module without a model. Which of them Megatron accepts is validate's
-// to say.
+// Megatron reads a vpp of 1) or a divisor above 1 of the layers each of
+// pp > 1 pipeline ranks holds (arguments.py: the layers of a stage split
+// evenly over its virtual stages, and the interleaved schedule needs
+// pp > 1); 1 alone for a module without a model.
 func vppValues(m *layout.Module, pp, layers int) []int {
 	if given, v := vppGiven(m); given {
 		return []int{v}
 	}
 	out := []int{1}
+	if pp < 2 || layers%pp != 0 {
+		return out
+	}
 	for v := 2; layers > 0 && v <= layers/pp; v++ {
+		if (layers/pp)%v != 0 {
+			continue
+		}
 		out = append(out, v)
 	}
 	return out
