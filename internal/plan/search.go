@@ -302,6 +302,9 @@ func (s *searcher) choose(p int, off, n []int) {
 			continue
 		}
 		if e.over > 0 {
+			if len(s.kept) > 0 {
+				continue // misses matter only while nothing fits
+			}
 			s.miss([]Choice{*c}, e.over, fmt.Sprintf("%s needs at least %s per GPU, %s more than gpu_memory %s",
 				m.Name, gib(e.over+s.req.GPUMemory), gib(e.over), gib(s.req.GPUMemory)))
 			continue
