@@ -398,7 +398,6 @@ func (s *searcher) accepts(i int, c *Choice) bool {
 	return ok
 }
 
-
 // microbatches is module i's number of micro-batches per global batch:
 // the language module's, for every module (an encoder runs one
 // micro-batch per language micro-batch step).
