@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -26,6 +27,21 @@ const (
 	k8sTopologyDir = "/etc/mimoplan"
 	k8sShmDir      = "/dev/shm"
 )
+
+// K8sFilesDir is where a Kubernetes plan mounts its Files: a directory of
+// its own, since a volume cannot be mounted inside another ConfigMap's.
+const K8sFilesDir = "/etc/mimoplan-files"
+
+// MaxConfigMapBytes is what a ConfigMap may hold (Kubernetes refuses an
+// object over 1 MiB; this leaves room for its metadata).
+const MaxConfigMapBytes = 1<<20 - 16<<10
+
+// CarriedFile is one file a Kubernetes plan carries in a ConfigMap. Its name is
+// a ConfigMap key ([-._a-zA-Z0-9]+) and its data UTF-8 text.
+type CarriedFile struct {
+	Name string
+	Data []byte
+}
 
 // Every string that comes from the user is a YAMLString, so that YAML 1.1
 // loaders read it back unchanged too.
@@ -124,10 +140,36 @@ func k8sPodOf(p *Plan, nodeRank, master string) (*k8sPod, error) {
 		kp.volumes = append(kp.volumes, volume{Name: "topology", ConfigMap: &configMapVolSrc{Name: YAMLString(kp.topologyName())}})
 		kp.mounts = append(kp.mounts, volumeMount{Name: "topology", MountPath: k8sTopologyDir, ReadOnly: true})
 	}
+	if len(p.Files) > 0 {
+		if err := checkFiles(p.Files); err != nil {
+			return nil, err
+		}
+		kp.volumes = append(kp.volumes, volume{Name: "files", ConfigMap: &configMapVolSrc{Name: YAMLString(kp.filesName())}})
+		kp.mounts = append(kp.mounts, volumeMount{Name: "files", MountPath: K8sFilesDir, ReadOnly: true})
+	}
 	return kp, nil
 }
 
 func (kp *k8sPod) topologyName() string { return kp.name + "-topology" }
+func (kp *k8sPod) filesName() string    { return kp.name + "-files" }
+
+// checkFiles refuses what a ConfigMap cannot hold.
+func checkFiles(files []CarriedFile) error {
+	total := 0
+	for _, f := range files {
+		if f.Name == "" || strings.Trim(f.Name, "-._abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != "" || f.Name == "." || f.Name == ".." {
+			return fmt.Errorf("file name %q is not a ConfigMap key", f.Name)
+		}
+		if !utf8.Valid(f.Data) {
+			return fmt.Errorf("file %s is not UTF-8 text", f.Name)
+		}
+		total += len(f.Name) + len(f.Data)
+	}
+	if total > MaxConfigMapBytes {
+		return fmt.Errorf("the files (%d bytes) do not fit a ConfigMap (%d bytes at most)", total, MaxConfigMapBytes)
+	}
+	return nil
+}
 
 func withoutEnv(env []EnvVar, name string) []EnvVar {
 	var out []EnvVar
@@ -158,6 +200,16 @@ func writeK8sDocs(w io.Writer, p *Plan, kp *k8sPod, how, master string, podName 
 	if p.PassTopology {
 		cm := configMap{APIVersion: "v1", Kind: "ConfigMap", Metadata: objectMeta{Name: YAMLString(kp.topologyName())},
 			Data: map[string]YAMLString{TopologyFile: YAMLString(p.Topology)}}
+		if err := enc.Encode(cm); err != nil {
+			return fmt.Errorf("encode ConfigMap: %w", err)
+		}
+	}
+	if len(p.Files) > 0 {
+		data := make(map[string]YAMLString, len(p.Files))
+		for _, f := range p.Files {
+			data[f.Name] = YAMLString(f.Data)
+		}
+		cm := configMap{APIVersion: "v1", Kind: "ConfigMap", Metadata: objectMeta{Name: YAMLString(kp.filesName())}, Data: data}
 		if err := enc.Encode(cm); err != nil {
 			return fmt.Errorf("encode ConfigMap: %w", err)
 		}

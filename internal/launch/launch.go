@@ -94,6 +94,10 @@ type Options struct {
 	Entrypoint []string
 	// Image is the container image of a Kubernetes plan.
 	Image string
+	// Files are carried by a Kubernetes plan in a ConfigMap mounted
+	// read-only at K8sFilesDir in every pod (preflight's payload and
+	// plan), so that the program may name them there.
+	Files []CarriedFile
 	// Slurm and K8s are the scheduler settings of those formats.
 	Slurm SlurmOptions
 	K8s   K8sOptions
@@ -150,6 +154,8 @@ type Plan struct {
 	Notes []string
 	// Image is the container image (Kubernetes only).
 	Image string
+	// Files are mounted at K8sFilesDir (Kubernetes only).
+	Files []CarriedFile
 	// Topology is the topology JSON (Topology).
 	Topology []byte
 	// PassTopology says the program finds the topology through
@@ -284,6 +290,7 @@ func Build(t *topo.Topology, o Options) (*Plan, *diag.List, error) {
 	}
 	p.Program = prog
 	p.Image = o.Image
+	p.Files = slices.Clone(o.Files)
 	p.Slurm, p.K8s = o.Slurm, o.K8s
 	p.Version = l.TargetVersion
 	p.TopologyPath = o.TopologyPath

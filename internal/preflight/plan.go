@@ -23,7 +23,21 @@ var planFile = map[string]string{"sh": "preflight.sh", "slurm": "preflight.slurm
 // one Kubernetes job rather than a line per node.
 func emitPlan(stdout, stderr io.Writer, t *topo.Topology, lo launch.Options, o Options, format, image string, planJSON []byte) error {
 	lo.Rendezvous = launch.Static
-	lo.Program = Program(o)
+	prog, note := o, ""
+	if format == "k8s" || format == "pytorchjob" {
+		// The pods get the payload and plan from a ConfigMap, not from
+		// o.Dir, which they may not have; a plan too large for one is
+		// read from o.Dir, which must then be at that path in every pod.
+		files := []launch.CarriedFile{{Name: PayloadFile, Data: Payload}, {Name: PlanFile, Data: planJSON}}
+		if n := len(Payload) + len(planJSON); n <= launch.MaxConfigMapBytes {
+			lo.Files = files
+			prog.Dir = launch.K8sFilesDir
+		} else {
+			note = fmt.Sprintf("%s and %s (%d bytes) exceed a ConfigMap's %d bytes: the pods read them from %s, which must be mounted at that path in every pod",
+				PayloadFile, PlanFile, n, launch.MaxConfigMapBytes, o.Dir)
+		}
+	}
+	lo.Program = Program(prog)
 	lo.Entrypoint = o.Launcher
 	lo.Image = image
 	if (format == "k8s" || format == "pytorchjob") && (lo.Image == "" || len(lo.Hosts) > 0 || lo.MasterAddr != "") {
@@ -41,6 +55,9 @@ func emitPlan(stdout, stderr io.Writer, t *topo.Topology, lo launch.Options, o O
 			return err
 		}
 		return exitcode.Silent(exitcode.Invalid)
+	}
+	if note != "" {
+		plan.Notes = append(plan.Notes, note)
 	}
 	if err := launch.Check(format, plan); err != nil {
 		return exitcode.Usagef("%v", err)
