@@ -68,6 +68,12 @@ func TestStdinLayout(t *testing.T) {
 	})
 }
 
+// pipeHang bounds the wait for a command given a named pipe: a command
+// that opened the pipe would wait on it forever. It catches that hang, not
+// slowness, so it is far above what a loaded machine takes (milliseconds
+// here, seconds at worst).
+const pipeHang = 60 * time.Second
+
 // A named pipe with no writer is refused at once, not waited on.
 func TestFIFORefused(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "layout.yaml")
@@ -85,8 +91,8 @@ func TestFIFORefused(t *testing.T) {
 			}()
 			select {
 			case <-done:
-			case <-time.After(10 * time.Second):
-				t.Fatal("still waiting on the pipe")
+			case <-time.After(pipeHang):
+				t.Fatalf("still waiting on the pipe after %v", pipeHang)
 			}
 			assert.Equal(t, exitUsage, code)
 			assert.Contains(t, errOut, "is a named pipe (FIFO), not a regular file")
@@ -119,8 +125,8 @@ func TestFIFORefused(t *testing.T) {
 			}()
 			select {
 			case <-done:
-			case <-time.After(10 * time.Second):
-				t.Fatal("still waiting on the pipe")
+			case <-time.After(pipeHang):
+				t.Fatalf("still waiting on the pipe after %v", pipeHang)
 			}
 			assert.NotEqual(t, exitOK, code)
 			assert.Contains(t, out+errOut, "is a named pipe (FIFO), not a regular file")

@@ -84,9 +84,7 @@ func BenchmarkStream(b *testing.B) {
 	}
 }
 
-// load is what render does first: read, parse and check the layout. The
-// scale layout breaks a runtime rule (cp 2 across the bridge) but passes
-// the core rules, which is all render needs to print its groups.
+// load is what render does first: read, parse and check the layout.
 func load(b *testing.B) *topo.Topology {
 	res, err := validate.Load(scaleLayout)
 	if err != nil {
