@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mimoplan/mimoplan/internal/cmd/estimatecmd"
+	"github.com/mimoplan/mimoplan/internal/estimate"
 	"github.com/mimoplan/mimoplan/internal/testutil"
 )
 
@@ -58,7 +58,7 @@ func TestLayoutsMatchMegatronReport(t *testing.T) {
 		rel := "layouts/" + filepath.Base(f)
 		code, out, errOut := mimoplan(t, "estimate", "--format", "json", f)
 		require.Contains(t, []int{0, 1}, code, errOut)
-		var got estimatecmd.Report
+		var got estimate.Report
 		require.NoError(t, json.Unmarshal([]byte(out), &got))
 		for _, m := range got.Modules {
 			key := rel + ":" + m.Name

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/cmdutil"
 	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/estimate"
 	"github.com/mimoplan/mimoplan/internal/exitcode"
 )
 
@@ -70,9 +71,9 @@ func estimateRun(o *Options) error {
 		}
 	}
 	if o.Format == "json" {
-		err = printEstimateJSON(o.IO.Out, res)
+		err = estimate.PrintJSON(o.IO.Out, res)
 	} else {
-		err = printEstimateTable(o.IO.Out, res)
+		err = estimate.PrintTable(o.IO.Out, res)
 	}
 	if err != nil {
 		return err
