@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -15,8 +14,6 @@ import (
 	"github.com/mimoplan/mimoplan/internal/exitcode"
 	"github.com/mimoplan/mimoplan/internal/importer"
 	"github.com/mimoplan/mimoplan/internal/launch"
-	"github.com/mimoplan/mimoplan/internal/layout"
-	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
 // Options are the settings of both import commands.
@@ -121,7 +118,7 @@ func importRun(o *Options) error {
 	if o.Source == "megatron-lm" {
 		l, err = importer.MegatronLM(o.Argv, o.Encoder)
 	} else {
-		l, err = bridgeLayout(o.FromScript)
+		l, err = importer.BridgeSource(o.FromScript, os.Environ())
 	}
 	if err != nil {
 		return exitcode.Usagef("import %s: %v", o.Source, err)
@@ -130,37 +127,13 @@ func importRun(o *Options) error {
 	return write(o, l)
 }
 
-// bridgeLayout reads the MIMO_* variables from the script at path, or from
-// the environment when path is "".
-func bridgeLayout(path string) (*importer.Layout, error) {
-	env := map[string]string{}
-	if path != "" {
-		f, err := layout.OpenRegular(path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		if env, err = importer.ScriptEnv(f); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-	} else {
-		for _, kv := range os.Environ() {
-			k, val, _ := strings.Cut(kv, "=")
-			env[k] = val
-		}
-	}
-	return importer.BridgeEnv(env)
-}
-
 // write checks the imported layout and writes it.
 func write(o *Options, l *importer.Layout) error {
-	text := l.YAML()
 	file := "imported layout"
 	if o.Out != "" {
 		file = o.Out
 	}
-	ly, d := layout.Parse(file, []byte(text))
-	res := validate.Check(ly, d)
+	text, res := l.Check(file)
 	if !res.Valid(false) {
 		if err := diag.WriteText(o.IO.ErrOut, res.Diags); err != nil {
 			return err
