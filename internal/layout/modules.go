@@ -4,7 +4,6 @@ package layout
 
 import (
 	"fmt"
-	"slices"
 
 	"go.yaml.in/yaml/v3"
 
@@ -52,8 +51,8 @@ func (p *parser) modules(fs map[string]field) {
 
 func (p *parser) module(n *yaml.Node, index, limit int) Module {
 	n = resolve(n)
-	m := Module{TP: 1, GTPRemat: 1, CP: 1, PP: 1, EP: 1, ExptTP: 1, ExptGTPRemat: 1,
-		pos: map[string]diag.Pos{"": nodePos(n)}}
+	m := newModule()
+	m.pos = map[string]diag.Pos{"": nodePos(n)}
 	what, module := fmt.Sprintf("modules[%d]", index), peekName(n)
 	if module != "" {
 		what = fmt.Sprintf("module %q", module)
@@ -83,34 +82,18 @@ func (p *parser) module(n *yaml.Node, index, limit int) Module {
 		p.d.Add(diag.RuleInvalidValue, nodePos(n), "", "add 'name: ...'; exactly one module is named language", "%s has no name", what)
 		m.Broken = true
 	}
-	sizes := map[string]*int{"tp": &m.TP, "gtp_remat": &m.GTPRemat, "cp": &m.CP, "pp": &m.PP, "ep": &m.EP, "expt_tp": &m.ExptTP, "expt_gtp_remat": &m.ExptGTPRemat, "dp": &m.DP, "num_ranks": &m.NumRanks}
-	for _, k := range append(slices.Clone(sizeFields), "dp", "num_ranks") {
-		f, ok := fs[k]
-		if !ok {
+	for _, mf := range moduleFieldTable {
+		f, ok := fs[mf.name]
+		if !ok || mf.int == nil {
 			continue
 		}
-		v, ok := p.integer(f, k, m.Name, 1, limit, sizeHint(k, limit))
+		lo, hi, hint := mf.bounds(limit)
+		v, ok := p.integer(f, mf.name, m.Name, lo, hi, hint)
 		if !ok {
 			m.Broken = true
 			continue
 		}
-		*sizes[k] = v
-	}
-	if f, ok := fs["rank_offset"]; ok {
-		v, ok := p.integer(f, "rank_offset", m.Name, 0, MaxWorldSize, "the first global rank of the module")
-		if ok {
-			m.RankOffset = v
-		} else {
-			m.Broken = true
-		}
-	}
-	if f, ok := fs["num_experts"]; ok {
-		v, ok := p.integer(f, "num_experts", m.Name, 1, MaxWorldSize, "the number of MoE experts; leave it out for a dense module")
-		if ok {
-			m.NumExperts = v
-		} else {
-			m.Broken = true
-		}
+		*mf.int(&m) = v
 	}
 	p.moduleModel(&m, fs)
 	p.specModule(&m, fs)
@@ -133,16 +116,6 @@ func peekName(n *yaml.Node) string {
 		}
 	}
 	return ""
-}
-
-func sizeHint(field string, limit int) string {
-	switch field {
-	case "num_ranks":
-		return fmt.Sprintf("num_ranks is the number of GPUs of the module, at most world_size (%d)", limit)
-	case "dp":
-		return "dp is the data-parallel size; give num_ranks instead to have dp derived"
-	}
-	return fmt.Sprintf("%s is a parallel size: 1 means none, at most world_size (%d)", field, limit)
 }
 
 // ranks settles num_ranks from dp, or checks that both agree.

@@ -15,9 +15,6 @@ var (
 	topFields     = []string{"version", "name", "target", "target_version", "world_size", "cluster", "batch", "training", "modules"}
 	clusterFields = []string{"nodes", "gpus_per_node", "gpu_memory"}
 	batchFields   = []string{"micro_batch_size", "global_batch_size"}
-	moduleFields  = []string{"name", "num_ranks", "rank_offset", "tp", "gtp_remat", "cp", "pp", "dp", "ep", "expt_tp", "expt_gtp_remat", "num_experts", "vpp", "model"}
-	// sizeFields are the parallel sizes: positive, default 1, at most world_size.
-	sizeFields = []string{"tp", "gtp_remat", "cp", "pp", "ep", "expt_tp", "expt_gtp_remat"}
 
 	moduleName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 	yamlLine   = regexp.MustCompile(`line (\d+)(?:, column (\d+))?:? ?`)
