@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Usage: build .bin/mimoplan with CGO_ENABLED=1 GOARCH=amd64, carry .bin, run with OUT set.
+# One call on a 1-GPU machine: the real NVML path and a 1-rank NCCL preflight with the current binary.
+set -u
+B=.bin/mimoplan
+{
+echo "## env"; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; python3 -c 'import torch;print("torch",torch.__version__,"nccl",torch.cuda.nccl.version())'; which torchrun
+echo "## mimoplan probe"; $B probe; echo "exit $?"
+echo "## mimoplan probe --format json"; $B probe --format json; echo "exit $?"
+for L in testdata/measured/dense-medium-full.yaml testdata/gpu/llama8b-1gpu.yaml layouts/nemotron-vlm-8gpu.yaml; do
+  echo "## mimoplan validate --probe $L"; $B validate --probe "$L"; echo "exit $?"
+done
+echo "## mimoplan estimate testdata/measured/dense-medium-full.yaml"; $B estimate testdata/measured/dense-medium-full.yaml; echo "exit $?"
+echo "## mimoplan preflight testdata/measured/dense-medium-full.yaml --run --bytes 16MiB"
+timeout 180 $B preflight testdata/measured/dense-medium-full.yaml --run --bytes 16MiB; echo "exit $?"
+} 2>&1 | tee "$OUT/gpucheck.txt"
