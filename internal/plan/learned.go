@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"math"
+
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/layout"
 )
@@ -89,6 +91,9 @@ func (s *searcher) index(name string) int {
 func (s *searcher) markBad(i int) {
 	c := &s.cur[i]
 	s.bad[badKey{i, s.job.colocated, c.NumRanks, c.Sizes}] = true
+	if s.lbs != nil && s.lbs[i] != nil {
+		s.lbs[i][c.NumRanks] = math.NaN() // lbFull leaves out what is refused
+	}
 }
 
 // pair is the key of encoder i and the language module as chosen now.

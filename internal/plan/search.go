@@ -99,6 +99,9 @@ type searcher struct {
 	badPair      map[pairKey]bool
 	colocatedBad bool
 
+	// lbs memoizes lbFull by module and number of ranks (NaN: not yet).
+	lbs [][]float64
+
 	kept   []Candidate // a max-heap by worse() when Top > 0
 	misses []Miss
 	res    Result
@@ -186,6 +189,13 @@ func (s *searcher) placements() {
 	if k == 1 || (spec.Colocated != nil && *spec.Colocated) {
 		return
 	}
+	if s.req.Top > 0 {
+		s.bestFirst()
+		if len(s.kept) > 0 {
+			return
+		}
+		// Nothing fits: every placement is visited, for the closest misses.
+	}
 	// The compute of a tiling is at least total/W, reached when every
 	// module's share of the GPUs is its share of the FLOPs.
 	total := 0.0
@@ -220,7 +230,7 @@ func (s *searcher) tile(perm []int, p, at int, off, n []int) {
 		off[i], n[i] = at, size
 		// Compute alone is a lower bound of a module's time.
 		c := s.job.compute(&s.shapes[i], size)
-		if c >= s.threshold() || s.pass == 1 && c > s.near {
+		if c > s.threshold() || s.pass == 1 && c > s.near {
 			continue
 		}
 		if p < k-1 {
@@ -294,10 +304,10 @@ func (s *searcher) choose(p int, off, n []int) {
 		// Entries come cheapest first: once this module's own lower bound
 		// passes the threshold, so does every later entry's.
 		s.times[i] = ModuleTime{Total: e.lb}
-		if s.bound(p) >= s.threshold() {
+		if s.bound(p) > s.threshold() {
 			break
 		}
-		s.prepare(i, e)
+		s.prepare(i, n[i], e)
 		if !e.ok {
 			continue
 		}
@@ -313,7 +323,7 @@ func (s *searcher) choose(p int, off, n []int) {
 			continue
 		}
 		s.times[i] = s.job.time(c, &s.shapes[i], s.microbatches(i), e.params)
-		if s.bound(p) >= s.threshold() {
+		if s.bound(p) > s.threshold() {
 			continue
 		}
 		s.choose(p+1, off, n)
@@ -365,12 +375,12 @@ func (s *searcher) entries(i, n int) []entry {
 // prepare asks the model about an entry once: its own rules (model.Check,
 // the function validate runs for them, on the module's sizes alone), its
 // memory lower bound and its parameters.
-func (s *searcher) prepare(i int, e *entry) {
+func (s *searcher) prepare(i, n int, e *entry) {
 	if e.ready {
 		return
 	}
 	m := &s.spec.Modules[i]
-	c := Choice{Name: m.Name, NumRanks: s.cur[i].NumRanks, Sizes: e.z}
+	c := Choice{Name: m.Name, NumRanks: n, Sizes: e.z}
 	e.ready = true
 	e.ok = s.accepts(i, &c)
 	if !e.ok {
@@ -411,15 +421,20 @@ func (s *searcher) microbatches(int) int {
 }
 
 // bound is a lower bound of the step time once the modules s.order[:p+1]
-// are chosen: the others count their compute alone.
+// are chosen: the others count their lbFull (their compute alone under
+// --all, where no bound prunes).
 func (s *searcher) bound(p int) float64 {
 	b := 0.0
 	for q, i := range s.order {
 		t := s.times[i].Total
 		if q > p {
-			t = s.job.compute(&s.shapes[i], s.cur[i].NumRanks)
-			if s.shapes[i].FLOPsPerSample == 0 {
+			switch {
+			case s.shapes[i].FLOPsPerSample == 0:
 				t = 0
+			case s.req.Top > 0:
+				t = s.lbFull(i, s.cur[i].NumRanks)
+			default:
+				t = s.job.compute(&s.shapes[i], s.cur[i].NumRanks)
 			}
 		}
 		if s.job.colocated {
@@ -434,7 +449,7 @@ func (s *searcher) bound(p int) float64 {
 // candidate scores the current choice and asks validate about it.
 func (s *searcher) candidate() {
 	step := s.bound(len(s.order) - 1)
-	if step >= s.threshold() {
+	if step > s.threshold() {
 		return
 	}
 	l := s.layout()

@@ -1,0 +1,61 @@
+package plan
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/layout"
+)
+
+// The top K of the bounded search (lbFull, best-first placements) are
+// exactly the first K of --all, in order: the bounds never drop a
+// candidate that belongs there.
+func TestTopKEqualsHeadOfAll(t *testing.T) {
+	type tcase struct {
+		name, spec string
+		gtp        bool
+		est        Estimator
+		mem        float64
+		layers     func(*layout.Module) int
+	}
+	var cases []tcase
+	for _, tc := range bruteCases {
+		c := tcase{name: tc.name, spec: tc.spec, est: tc.est, mem: tc.mem, gtp: tc.gtp}
+		if tc.model {
+			c.est, c.layers = Model{}, Layers
+		}
+		cases = append(cases, c)
+	}
+	cases = append(cases,
+		tcase{name: "three modules with models, 16 GPUs, 2 nodes", est: Model{}, layers: Layers,
+			spec: "version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu_memory: 80GiB}\nbatch: {micro_batch_size: 1, global_batch_size: 64}\n" +
+				"modules:\n  - {name: vision, model: " + smallViT + "}\n  - {name: audio, model: " + smallViT + "}\n  - {name: language, model: " + smallLM + "}\n"},
+		tcase{name: "MoE with an encoder, 8 GPUs", est: toyEstimator{weights: 8e9}, mem: 6e9,
+			spec: "version: 1\ncluster: {nodes: 2, gpus_per_node: 4}\nbatch: {micro_batch_size: 1, global_batch_size: 32}\nmodules:\n" +
+				"  - name: vision\n  - name: language\n    num_experts: 4\n"})
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			spec, d := layout.ParseSpec("s.yaml", []byte(tc.spec))
+			require.False(t, d.HasErrors(), "%v", d.Items)
+			req := &Request{Spec: spec, Options: Options{GTP: tc.gtp, Layers: tc.layers}, Est: tc.est, HW: GPUs["H100"], GPUMemory: tc.mem}
+			if tc.mem == 0 {
+				req.GPUMemory = float64(spec.GPUMemory)
+			}
+			all, err := Search(req)
+			require.NoError(t, err)
+			for _, k := range []int{1, 2, 5, 20} {
+				req.Top = k
+				top, err := Search(req)
+				require.NoError(t, err)
+				require.Len(t, top.Candidates, min(k, len(all.Candidates)))
+				for j := range top.Candidates {
+					a, b := &all.Candidates[j], &top.Candidates[j]
+					require.Equal(t, key(a.Modules), key(b.Modules), fmt.Sprintf("top %d, #%d", k, j))
+					require.Equal(t, a.Score, b.Score, fmt.Sprintf("top %d, #%d", k, j))
+				}
+			}
+		})
+	}
+}
