@@ -41,7 +41,7 @@ func (s *searcher) lbFull(i, n int) float64 {
 			break
 		}
 		s.prepare(i, n, e)
-		if !e.ok || e.over > 0 || s.bad[badKey{i, s.job.colocated, n, e.z}] {
+		if !e.ok || e.over > 0 || s.bad[badKey{i, s.job.colocated, n, e.z}] || i == s.lang && !s.wholeSteps(&e.z) {
 			continue
 		}
 		mb := s.job.microbatches(1)
@@ -145,4 +145,16 @@ func (s *searcher) walk(perm []int, p, at int, b, lo, hi float64, off, n []int, 
 			visit(bb)
 		}
 	}
+}
+
+// wholeSteps reports whether the language sizes z leave the global batch
+// a whole number of micro-batch steps (micro_batch_size x dp x gtp_remat),
+// which validate requires outside megatron-bridge
+// (global-batch-not-divisible, internal/validate/batch.go).
+func (s *searcher) wholeSteps(z *Sizes) bool {
+	b := s.spec.Batch
+	if s.job.bridge || b == nil || b.MicroBatchSize <= 0 || b.GlobalBatchSize <= 0 {
+		return true
+	}
+	return b.GlobalBatchSize%(b.MicroBatchSize*z.DP*z.GTPRemat) == 0
 }
