@@ -147,7 +147,7 @@ func suggestRun(o *Options) error {
 	if err != nil {
 		return exitcode.Wrap(exitcode.Invalid, err)
 	}
-	if err := printSuggestions(stdout, o.Format, res); err != nil {
+	if err := plan.Print(stdout, o.Format, res); err != nil {
 		return err
 	}
 	if len(res.Candidates) == 0 {

@@ -1,4 +1,4 @@
-package suggestcmd
+package plan
 
 import (
 	"fmt"
@@ -6,13 +6,11 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
-
-	"github.com/mimoplan/mimoplan/internal/plan"
 )
 
-// printSuggestTable prints one row per module of each candidate, best
+// printTable prints one row per module of each candidate, best
 // candidate first, with the step time and its parts.
-func printSuggestTable(w io.Writer, cs []plan.Candidate) error {
+func printTable(w io.Writer, cs []Candidate) error {
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),

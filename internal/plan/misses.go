@@ -1,39 +1,13 @@
-package suggestcmd
+package plan
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
-
-	"github.com/mimoplan/mimoplan/internal/plan"
 )
 
-func printSuggestions(w io.Writer, format string, res *plan.Result) error {
-	switch format {
-	case "json":
-		if res.Candidates == nil {
-			res.Candidates = []plan.Candidate{}
-		}
-		enc := json.NewEncoder(w)
-		return enc.Encode(res)
-	case "yaml":
-		enc := yaml.NewEncoder(w)
-		enc.SetIndent(2)
-		if err := enc.Encode(res); err != nil {
-			return err
-		}
-		return enc.Close()
-	}
-	if len(res.Candidates) == 0 {
-		return printMisses(w, res.Misses)
-	}
-	return printSuggestTable(w, res.Candidates)
-}
-
-func printMisses(w io.Writer, ms []plan.Miss) error {
+// printMisses prints the closest misses, each with what blocks it.
+func printMisses(w io.Writer, ms []Miss) error {
 	fmt.Fprintln(w, "no layout fits; the closest misses:")
 	for i, m := range ms {
 		fmt.Fprintf(w, "%d. %s\n", i+1, describeChoices(m.Modules))
@@ -49,7 +23,7 @@ func printMisses(w io.Writer, ms []plan.Miss) error {
 }
 
 // describeChoices writes a candidate's modules on one line.
-func describeChoices(cs []plan.Choice) string {
+func describeChoices(cs []Choice) string {
 	parts := make([]string, len(cs))
 	for i, c := range cs {
 		parts[i] = fmt.Sprintf("%s [%d,%d) %s", c.Name, c.RankOffset, c.RankOffset+c.NumRanks, sizesText(&c))
@@ -57,7 +31,7 @@ func describeChoices(cs []plan.Choice) string {
 	return strings.Join(parts, "; ")
 }
 
-func sizesText(c *plan.Choice) string {
+func sizesText(c *Choice) string {
 	s := fmt.Sprintf("tp%d cp%d pp%d", c.TP, c.CP, c.PP)
 	if c.VPP > 1 {
 		s += fmt.Sprintf(" vpp%d", c.VPP)
