@@ -449,8 +449,8 @@ func (s *searcher) bound(p int) float64 {
 // candidate scores the current choice and asks validate about it.
 func (s *searcher) candidate() {
 	step := s.bound(len(s.order) - 1)
-	if step > s.threshold() {
-		return
+	if t := s.threshold(); step > t || step == t && s.kept[0].Score.Warnings == 0 && !lexLess(s.cur, s.kept[0].Modules) {
+		return // a tie enters only by fewer warnings or smaller sizes (less)
 	}
 	l := s.layout()
 	res := validate.CheckWith(l, &diag.List{File: s.spec.File}, s.grids)
@@ -527,6 +527,16 @@ func less(a, b *Candidate) bool {
 	}
 	for i := range a.Modules {
 		if c := compareChoice(&a.Modules[i], &b.Modules[i]); c != 0 {
+			return c < 0
+		}
+	}
+	return false
+}
+
+// lexLess is less's last key: a before b by their sizes.
+func lexLess(a, b []Choice) bool {
+	for i := range a {
+		if c := compareChoice(&a[i], &b[i]); c != 0 {
 			return c < 0
 		}
 	}
