@@ -4,12 +4,9 @@ package suggestcmd
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/mimoplan/mimoplan/internal/cmdutil"
 	"github.com/mimoplan/mimoplan/internal/diag"
@@ -130,19 +127,9 @@ func suggestRun(o *Options) error {
 	if !o.All {
 		req.Top = o.Top
 	}
-	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		start := time.Now()
-		req.Progress = func(n int) {
-			if time.Since(start) > time.Second {
-				fmt.Fprintf(stderr, "\rmimoplan: %d layouts checked ...", n)
-			}
-		}
-		defer func() {
-			if time.Since(start) > time.Second {
-				fmt.Fprint(stderr, "\r\033[K")
-			}
-		}()
-	}
+	var done func()
+	req.Progress, done = cmdutil.Progress(stderr)
+	defer done()
 	res, err := plan.Search(req)
 	if err != nil {
 		return exitcode.Wrap(exitcode.Invalid, err)
