@@ -1,0 +1,114 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// less orders candidates: faster first, then fewer warnings, then by
+// their sizes (spans, then tp, cp, pp, ...), so that the order is total.
+func less(a, b *Candidate) bool {
+	if a.Score.StepSeconds != b.Score.StepSeconds {
+		return a.Score.StepSeconds < b.Score.StepSeconds
+	}
+	if a.Score.Warnings != b.Score.Warnings {
+		return a.Score.Warnings < b.Score.Warnings
+	}
+	for i := range a.Modules {
+		if c := compareChoice(&a.Modules[i], &b.Modules[i]); c != 0 {
+			return c < 0
+		}
+	}
+	return false
+}
+
+// lexLess is less's last key: a before b by their sizes.
+func lexLess(a, b []Choice) bool {
+	for i := range a {
+		if c := compareChoice(&a[i], &b[i]); c != 0 {
+			return c < 0
+		}
+	}
+	return false
+}
+
+func compareChoice(a, b *Choice) int {
+	x := []int{a.RankOffset, a.NumRanks, a.TP, a.GTPRemat, a.CP, a.PP, a.VPP, a.EP, a.ExptTP, a.ExptGTPRemat}
+	y := []int{b.RankOffset, b.NumRanks, b.TP, b.GTPRemat, b.CP, b.PP, b.VPP, b.EP, b.ExptTP, b.ExptGTPRemat}
+	return slices.Compare(x, y)
+}
+
+// keep adds c to the kept set; with Top, a max-heap of the Top best.
+func (s *searcher) keep(c Candidate) {
+	if s.req.Top == 0 {
+		s.kept = append(s.kept, c)
+		return
+	}
+	if len(s.kept) == s.req.Top {
+		if !less(&c, &s.kept[0]) {
+			return
+		}
+		s.kept[0] = c
+		s.down(0)
+		return
+	}
+	s.kept = append(s.kept, c)
+	for j := len(s.kept) - 1; j > 0; {
+		p := (j - 1) / 2
+		if !less(&s.kept[p], &s.kept[j]) {
+			break
+		}
+		s.kept[p], s.kept[j] = s.kept[j], s.kept[p]
+		j = p
+	}
+}
+
+func (s *searcher) down(j int) {
+	h := s.kept
+	for {
+		l, r, big := 2*j+1, 2*j+2, j
+		if l < len(h) && less(&h[big], &h[l]) {
+			big = l
+		}
+		if r < len(h) && less(&h[big], &h[r]) {
+			big = r
+		}
+		if big == j {
+			return
+		}
+		h[j], h[big] = h[big], h[j]
+		j = big
+	}
+}
+
+// miss records a failed candidate (or, for memory, one module of it)
+// among the closest ones: fewer blocking errors first, then the smaller
+// memory excess.
+func (s *searcher) miss(mods []Choice, over float64, blocks ...string) {
+	if len(s.kept) > 0 {
+		return // misses are shown only when nothing fits
+	}
+	mi := Miss{Modules: mods, Blocks: blocks, errors: len(blocks), over: over}
+	for _, o := range s.misses {
+		if slices.Equal(o.Blocks, mi.Blocks) {
+			return // one example of each cause is enough
+		}
+	}
+	if len(s.misses) == maxMisses {
+		w := s.misses[len(s.misses)-1]
+		if mi.errors > w.errors || mi.errors == w.errors && mi.over >= w.over {
+			return
+		}
+		s.misses = s.misses[:len(s.misses)-1]
+	}
+	s.misses = append(s.misses, mi)
+	sort.SliceStable(s.misses, func(a, b int) bool {
+		x, y := s.misses[a], s.misses[b]
+		if x.errors != y.errors {
+			return x.errors < y.errors
+		}
+		return x.over < y.over
+	})
+}
+func gib(b float64) string { return fmt.Sprintf("%.1f GiB", b/(1<<30)) }
