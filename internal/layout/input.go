@@ -36,17 +36,27 @@ func LoadFrom(path string, stdin io.Reader) (*Layout, *diag.List, error) {
 		l, d := Parse(StdinName, data)
 		return l, d, nil
 	}
+	data, err := ReadRegular(path, "layout")
+	if err != nil {
+		return nil, nil, err
+	}
+	l, d := Parse(path, data)
+	return l, d, nil
+}
+
+// ReadRegular reads a regular file (OpenRegular) of at most one byte past
+// MaxFileSize; what names the input in the error ("layout", "spec").
+func ReadRegular(path, what string) ([]byte, error) {
 	f, err := OpenRegular(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read layout: %w", err)
+		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
 	defer f.Close()
 	data, err := readLimited(f)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read layout %s: %w", path, err)
+		return nil, fmt.Errorf("read %s %s: %w", what, path, err)
 	}
-	l, d := Parse(path, data)
-	return l, d, nil
+	return data, nil
 }
 
 // readLimited reads one byte past MaxFileSize, so that Parse can tell the

@@ -199,3 +199,21 @@ func (j *job) lowerBound(c *Choice, s *Shape, params float64) float64 {
 	t := k.time(c, s, 1, params)
 	return t.Total - t.Bubble
 }
+
+// Overrides replace figures of a Hardware, in the units users give them:
+// peak TFLOP/s, efficiency (a fraction), NVLink GB/s and network GB/s, in
+// that order; nil keeps the default.
+type Overrides [4]*float64
+
+// With is h with the overrides set, checked.
+func (h Hardware) With(o Overrides) (Hardware, error) {
+	for i, f := range []struct {
+		dst   *float64
+		scale float64
+	}{{&h.PeakFLOPs, 1e12}, {&h.Efficiency, 1}, {&h.NVLink, 1e9}, {&h.Network, 1e9}} {
+		if o[i] != nil {
+			*f.dst = *o[i] * f.scale
+		}
+	}
+	return h, h.Check()
+}

@@ -2,7 +2,6 @@
 package suggestcmd
 
 import (
-	"fmt"
 	"io"
 	"strings"
 
@@ -87,20 +86,18 @@ func (o *Options) hardware() (plan.Hardware, error) {
 	if o.Top < 1 {
 		return plan.Hardware{}, exitcode.Usagef("invalid --top %d: want at least 1", o.Top)
 	}
+	var over plan.Overrides
+	for i, v := range []float64{o.PeakTFLOPs, o.Efficiency, o.NVLinkGBps, o.NetworkGBps} {
+		if v != 0 || o.Given[hardwareFlags[i]] {
+			over[i] = &v
+		}
+	}
 	hw, ok := plan.GPUs[strings.ToUpper(o.GPU)]
 	if !ok {
 		return plan.Hardware{}, exitcode.Usagef("invalid --gpu %q: want one of H100, H200, B200", o.GPU)
 	}
-	for i, s := range []struct {
-		v     float64
-		dst   *float64
-		scale float64
-	}{{o.PeakTFLOPs, &hw.PeakFLOPs, 1e12}, {o.Efficiency, &hw.Efficiency, 1}, {o.NVLinkGBps, &hw.NVLink, 1e9}, {o.NetworkGBps, &hw.Network, 1e9}} {
-		if s.v != 0 || o.Given[hardwareFlags[i]] {
-			*s.dst = s.v * s.scale
-		}
-	}
-	if err := hw.Check(); err != nil {
+	hw, err := hw.With(over)
+	if err != nil {
 		return plan.Hardware{}, exitcode.Usagef("%v", err)
 	}
 	return hw, nil
@@ -112,7 +109,7 @@ func suggestRun(o *Options) error {
 		return err
 	}
 	stdout, stderr := o.IO.Out, o.IO.ErrOut
-	data, err := readSpec(o.Spec)
+	data, err := layout.ReadRegular(o.Spec, "spec")
 	if err != nil {
 		return exitcode.Wrap(exitcode.Usage, err)
 	}
@@ -147,17 +144,4 @@ func suggestRun(o *Options) error {
 		}
 	}
 	return nil
-}
-
-func readSpec(path string) ([]byte, error) {
-	f, err := layout.OpenRegular(path)
-	if err != nil {
-		return nil, fmt.Errorf("read spec: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, layout.MaxFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("read spec %s: %w", path, err)
-	}
-	return data, nil
 }
