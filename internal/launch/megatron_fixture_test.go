@@ -54,18 +54,7 @@ func TestMegatronArgvFixture(t *testing.T) {
 	for _, c := range fx.Cases {
 		versions[c.TargetVersion] = true
 		t.Run(c.Name+"@"+cmp.Or(c.TargetVersion, "newest"), func(t *testing.T) {
-			src := []byte(c.LayoutText)
-			if c.Layout != "" {
-				src, err = os.ReadFile(filepath.Join(testutil.RepoRoot(), c.Layout))
-				require.NoError(t, err)
-			}
-			l, d := layout.Parse("layout.yaml", src)
-			if c.TargetVersion != "" {
-				l.TargetVersion, err = upstream.Parse(c.TargetVersion)
-				require.NoError(t, err)
-			}
-			res := validate.Check(l, d)
-			require.True(t, res.Valid(false), "%v", res.Diags.Items)
+			res := fixtureLayout(t, c.Layout, c.LayoutText, c.TargetVersion)
 			o := Options{LayoutArgs: true, MasterPort: DefaultMasterPort}
 			if c.ProgramArgs != nil {
 				o.Program = append([]string{DefaultProgram}, c.ProgramArgs...)
@@ -142,18 +131,7 @@ func TestMegatronSpecsFixture(t *testing.T) {
 	require.NotEmpty(t, fx.Cases)
 	for _, c := range fx.Cases {
 		t.Run(c.Name+"@"+cmp.Or(c.TargetVersion, "newest"), func(t *testing.T) {
-			src := []byte(c.LayoutText)
-			if c.Layout != "" {
-				src, err = os.ReadFile(filepath.Join(testutil.RepoRoot(), c.Layout))
-				require.NoError(t, err)
-			}
-			l, d := layout.Parse("layout.yaml", src)
-			if c.TargetVersion != "" {
-				l.TargetVersion, err = upstream.Parse(c.TargetVersion)
-				require.NoError(t, err)
-			}
-			res := validate.Check(l, d)
-			require.True(t, res.Valid(false), "%v", res.Diags.Items)
+			res := fixtureLayout(t, c.Layout, c.LayoutText, c.TargetVersion)
 			p, diags, err := Build(res.Topology, Options{NoProgram: true, LayoutArgs: true, MasterPort: DefaultMasterPort})
 			require.NoError(t, err)
 			require.NotNil(t, p, "%v", diags)
@@ -176,4 +154,25 @@ func TestMegatronSpecsFixture(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fixtureLayout checks a fixture case's layout (a file of the repository,
+// else the text) at its target version; it must be valid.
+func fixtureLayout(t *testing.T, file, text, version string) *validate.Result {
+	t.Helper()
+	src := []byte(text)
+	if file != "" {
+		var err error
+		src, err = os.ReadFile(filepath.Join(testutil.RepoRoot(), file))
+		require.NoError(t, err)
+	}
+	l, d := layout.Parse("layout.yaml", src)
+	if version != "" {
+		var err error
+		l.TargetVersion, err = upstream.Parse(version)
+		require.NoError(t, err)
+	}
+	res := validate.Check(l, d)
+	require.True(t, res.Valid(false), "%v", res.Diags.Items)
+	return res
 }
