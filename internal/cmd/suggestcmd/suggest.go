@@ -26,14 +26,8 @@ type Options struct {
 	Format string
 	Out    string
 	GTP    bool
-	GPU    string
-	// Hardware overrides of the GPU's defaults; 0 keeps the default
-	// unless Given names the flag.
-	PeakTFLOPs, Efficiency, NVLinkGBps, NetworkGBps float64
-	Given                                           map[string]bool
+	HW     cmdutil.HardwareFlags
 }
-
-var hardwareFlags = []string{"peak-tflops", "efficiency", "nvlink-gbps", "network-gbps"}
 
 // NewCmdSuggest returns the suggest command; runF, when not nil, runs in
 // place of suggestRun.
@@ -57,10 +51,6 @@ fits (the closest misses are printed with what blocks each), 2 usage error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Spec = args[0]
-			opts.Given = map[string]bool{}
-			for _, name := range hardwareFlags {
-				opts.Given[name] = cmd.Flags().Changed(name)
-			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -73,38 +63,15 @@ fits (the closest misses are printed with what blocks each), 2 usage error.`,
 	cmdutil.StringEnumVar(fs, &opts.Format, "format", "table", "output format: "+strings.Join(formats, ", "), formats...)
 	fs.StringVar(&opts.Out, "out", "", "write the best layout to this file")
 	fs.BoolVar(&opts.GTP, "gtp", false, "also search gtp_remat and expt_gtp_remat where the spec leaves them out")
-	fs.StringVar(&opts.GPU, "gpu", "H100", "GPU whose defaults the step-time model uses: H100, H200, B200")
-	fs.Float64Var(&opts.PeakTFLOPs, "peak-tflops", 0, "dense BF16 TFLOP/s per GPU (default: the --gpu's)")
-	fs.Float64Var(&opts.Efficiency, "efficiency", 0, "fraction of the peak reached, 0-1 (default 0.4)")
-	fs.Float64Var(&opts.NVLinkGBps, "nvlink-gbps", 0, "GB/s per GPU inside a node (default: the --gpu's)")
-	fs.Float64Var(&opts.NetworkGBps, "network-gbps", 0, "GB/s per GPU across nodes (default 50)")
+	opts.HW.Bind(fs)
 	return cmd
 }
 
-// hardware is the --gpu's figures with the flags' overrides.
-func (o *Options) hardware() (plan.Hardware, error) {
-	if o.Top < 1 {
-		return plan.Hardware{}, exitcode.Usagef("invalid --top %d: want at least 1", o.Top)
-	}
-	var over plan.Overrides
-	for i, v := range []float64{o.PeakTFLOPs, o.Efficiency, o.NVLinkGBps, o.NetworkGBps} {
-		if v != 0 || o.Given[hardwareFlags[i]] {
-			over[i] = &v
-		}
-	}
-	hw, ok := plan.GPUs[strings.ToUpper(o.GPU)]
-	if !ok {
-		return plan.Hardware{}, exitcode.Usagef("invalid --gpu %q: want one of H100, H200, B200", o.GPU)
-	}
-	hw, err := hw.With(over)
-	if err != nil {
-		return plan.Hardware{}, exitcode.Usagef("%v", err)
-	}
-	return hw, nil
-}
-
 func suggestRun(o *Options) error {
-	hw, err := o.hardware()
+	if o.Top < 1 {
+		return exitcode.Usagef("invalid --top %d: want at least 1", o.Top)
+	}
+	hw, err := o.HW.Hardware()
 	if err != nil {
 		return err
 	}
