@@ -1,11 +1,9 @@
 package cmdutil
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"strconv"
-	"time"
 
 	"golang.org/x/term"
 )
@@ -24,24 +22,8 @@ func TerminalWidth(w io.Writer, fallback int) int {
 	return fallback
 }
 
-// Progress returns, when w is a terminal, a report that shows "mimoplan: N
-// layouts checked ..." on one line once a second has passed, and a done that
-// clears that line; otherwise report is nil and done does nothing.
-func Progress(w io.Writer) (report func(n int), done func()) {
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil, func() {}
-	}
-	start := time.Now()
-	report = func(n int) {
-		if time.Since(start) > time.Second {
-			fmt.Fprintf(w, "\rmimoplan: %d layouts checked ...", n)
-		}
-	}
-	done = func() {
-		if time.Since(start) > time.Second {
-			fmt.Fprint(w, "\r\033[K")
-		}
-	}
-	return report, done
+	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -1,0 +1,59 @@
+package cmdutil
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+const (
+	// progressAfter is how long a search runs before its progress line
+	// shows: a quick one prints nothing.
+	progressAfter = time.Second
+	// progressEvery spaces the line's updates, so that a fast search does
+	// not spend its time writing to the terminal.
+	progressEvery = 100 * time.Millisecond
+)
+
+// Progress returns, when w is a terminal, a report that shows "mimoplan: N
+// layouts checked ..." on one line once a second has passed, and a done that
+// clears that line; otherwise report is nil and done does nothing.
+func Progress(w io.Writer) (report func(n int), done func()) {
+	return progressLine(w, IsTerminal(w), time.Now)
+}
+
+// progressLine is Progress with the terminal test and the clock given.
+// report and done may be called from different goroutines; nothing is
+// written once done has been called.
+func progressLine(w io.Writer, terminal bool, now func() time.Time) (report func(n int), done func()) {
+	if !terminal {
+		return nil, func() {}
+	}
+	var (
+		mu      sync.Mutex
+		start   = now()
+		last    time.Time
+		shown   bool
+		stopped bool
+	)
+	report = func(n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		t := now()
+		if stopped || t.Sub(start) < progressAfter || shown && t.Sub(last) < progressEvery {
+			return
+		}
+		fmt.Fprintf(w, "\rmimoplan: %d layouts checked ...", n)
+		last, shown = t, true
+	}
+	done = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if shown && !stopped {
+			fmt.Fprint(w, "\r\033[K")
+		}
+		stopped = true
+	}
+	return report, done
+}
