@@ -97,6 +97,7 @@ bench:
 # runs every target's seeds).
 fuzz: fuzz-invariants
 	$(GO) test ./internal/layout -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/layout -run '^$$' -fuzz '^FuzzParseSpecOn$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/validate -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/model -run '^$$' -fuzz '^FuzzCompute$$' -fuzztime $(FUZZTIME)
 

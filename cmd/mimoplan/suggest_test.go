@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/gpuprobe"
 )
 
 // Every candidate suggest prints is a layout validate accepts: write each
@@ -75,4 +77,85 @@ func TestSuggestBadInput(t *testing.T) {
 	code, _, stderr = mimoplan(t, "suggest", bad, "--efficiency", "2")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "efficiency must be at most 1")
+}
+
+// suggest --probe plans for this machine (a stand-in snapshot of two H100s:
+// NVML cannot run here), and the layout it writes passes validate --probe
+// on the same machine.
+func TestSuggestProbe(t *testing.T) {
+	unsetEnv(t, gpuprobe.VisibleDevicesEnv)
+	spec := "../../testdata/suggest/three-8gpu.yaml"
+	out := filepath.Join(t.TempDir(), "layout.yaml")
+	p := countingProbe(t, twoGPUs(), nil)
+	code, stdout, stderr := p.run(t, "suggest", spec, "--probe", "--all", "--format", "json", "--out", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, 1, p.calls)
+	assert.Equal(t, "mimoplan: planning for this node (NVML): 2 x NVIDIA H100 80GB HBM3; cluster: {nodes: 1, gpus_per_node: 2, gpu_memory: 80GiB}\n"+
+		spec+":3:36: note: this node's cluster.gpus_per_node 2 replaces the spec's 8\n", stderr)
+	var got struct {
+		Candidates []struct {
+			Modules []struct {
+				RankOffset int `json:"rank_offset"`
+				NumRanks   int `json:"num_ranks"`
+			} `json:"modules"`
+		} `json:"candidates"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &got))
+	require.NotEmpty(t, got.Candidates)
+	for _, c := range got.Candidates {
+		for _, m := range c.Modules {
+			assert.LessOrEqual(t, m.RankOffset+m.NumRanks, 2, "every candidate fits this node's 2 GPUs")
+		}
+	}
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "cluster: {nodes: 1, gpus_per_node: 2, gpu_memory: 80GiB} # this node, probed: 2 x NVIDIA H100 80GB HBM3\n")
+	code, stdout, stderr = p.run(t, "validate", "--probe", out)
+	assert.Equal(t, exitOK, code, stdout+stderr)
+	assert.Equal(t, 2, p.calls)
+
+	// Without --probe the spec's own cluster counts, and NVML is not asked.
+	code, stdout, _ = p.run(t, "suggest", spec, "--all", "--format", "json")
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, 2, p.calls)
+	assert.Contains(t, stdout, `"num_ranks":8`)
+	// MIMOPLAN_PROBE turns it on, as for validate.
+	t.Setenv("MIMOPLAN_PROBE", "true")
+	code, _, stderr = p.run(t, "suggest", spec)
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, 3, p.calls)
+	assert.Contains(t, stderr, "planning for this node")
+}
+
+func TestSuggestProbeErrors(t *testing.T) {
+	unsetEnv(t, gpuprobe.VisibleDevicesEnv)
+	noCluster := writeLayout(t, "version: 1\nmodules:\n  - {name: language}\n")
+	missing := &gpuprobe.UnavailableError{Reason: "libnvidia-ml.so.1 could not be loaded; is the NVIDIA driver installed?"}
+	mixed := twoGPUs()
+	mixed.GPUs[1].Name = "NVIDIA A100-SXM4-80GB"
+
+	code, stdout, stderr := countingProbe(t, nil, missing).run(t, "suggest", noCluster, "--probe")
+	assert.Equal(t, exitNoGPU, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "mimoplan: NVML is unavailable: libnvidia-ml.so.1 could not be loaded; is the NVIDIA driver installed?\n", stderr)
+
+	code, _, stderr = countingProbe(t, &gpuprobe.Snapshot{}, nil).run(t, "suggest", noCluster, "--probe")
+	assert.Equal(t, exitNoGPU, code)
+	assert.Equal(t, "mimoplan: no GPU of this machine is visible to CUDA (NVML lists no GPU)\n", stderr)
+
+	t.Run("CUDA_VISIBLE_DEVICES hides every GPU", func(t *testing.T) {
+		t.Setenv(gpuprobe.VisibleDevicesEnv, "-1")
+		code, _, stderr := countingProbe(t, twoGPUs(), nil).run(t, "suggest", noCluster, "--probe")
+		assert.Equal(t, exitNoGPU, code)
+		assert.Contains(t, stderr, `CUDA_VISIBLE_DEVICES="-1" leaves none of this machine's 2 GPUs (indices 0-1) visible`)
+	})
+
+	code, stdout, stderr = countingProbe(t, mixed, nil).run(t, "suggest", noCluster, "--probe")
+	assert.Equal(t, exitInvalid, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "error: the visible GPUs are of 2 models: NVIDIA H100 80GB HBM3 (GPU 0), NVIDIA A100-SXM4-80GB (GPU 1)")
+
+	code, _, stderr = countingProbe(t, twoGPUs(), nil).run(t, "suggest", noCluster)
+	assert.Equal(t, exitInvalid, code, "without --probe a spec needs its cluster")
+	assert.Contains(t, stderr, "layout needs world_size or cluster")
 }

@@ -25,16 +25,9 @@ import (
 //   - gpu-mig-enabled (warning): MIG is on for a visible GPU.
 func Check(s *Snapshot, need Need, visibleDevices string, visibleSet bool) []diag.Diagnostic {
 	l := &diag.List{}
-	visible := make([]visibleDevice, len(s.GPUs))
-	for i := range s.GPUs {
-		visible[i] = visibleDevice{gpu: i}
-	}
-	if visibleSet {
-		var problem *visibleProblem
-		visible, problem = resolveVisible(s, visibleDevices)
-		if problem != nil {
-			reportVisible(l, s, visibleDevices, problem)
-		}
+	visible, problem := visibleGPUs(s, visibleDevices, visibleSet)
+	if problem != nil {
+		reportVisible(l, s, visibleDevices, problem)
 	}
 
 	if gpus := need.GPUs; gpus > 0 && len(visible) < gpus {

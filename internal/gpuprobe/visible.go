@@ -32,6 +32,19 @@ type visibleProblem struct {
 	firstEntry string
 }
 
+// visibleGPUs is what a CUDA process sees: every GPU when
+// CUDA_VISIBLE_DEVICES is unset (set false), else resolveVisible's.
+func visibleGPUs(s *Snapshot, value string, set bool) ([]visibleDevice, *visibleProblem) {
+	if set {
+		return resolveVisible(s, value)
+	}
+	all := make([]visibleDevice, len(s.GPUs))
+	for i := range s.GPUs {
+		all[i] = visibleDevice{gpu: i}
+	}
+	return all, nil
+}
+
 // resolveVisible applies CUDA_VISIBLE_DEVICES=value to the snapshot the
 // way the CUDA runtime does: entries are read left to right; each is a
 // device index, a GPU-<uuid> (full or a unique prefix) or a MIG-<uuid>;

@@ -108,3 +108,36 @@ func FuzzParse(f *testing.F) {
 		checkParse(t, data)
 	})
 }
+
+// FuzzParseSpecOn: a spec read on a machine (suggest --probe) has the
+// machine's cluster whenever it is accepted, and names only values it was
+// given, each changed, at a position.
+func FuzzParseSpecOn(f *testing.F) {
+	fuzzSeeds(f)
+	f.Add([]byte("version: 1\nworld_size: 3\ncluster: {nodes: 2, gpus_per_node: 8, gpu_memory: 40GiB}\nmodules:\n- {name: language, num_ranks: 2}\n"))
+	m := &layout.Machine{Cluster: layout.Cluster{Nodes: 1, GPUsPerNode: 2}, GPUMemory: 81559 << 20}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l, d := layout.ParseSpecOn("fuzz.yaml", data, m)
+		for _, x := range d.Items {
+			if _, ok := diag.Lookup(x.Rule); !ok || x.Line < 1 || x.Message == "" {
+				t.Errorf("diagnostic without a rule, a position or a message: %+v", x)
+			}
+		}
+		for _, r := range l.Replaced {
+			if r.Spec == r.Machine || r.Pos.Line < 1 || !l.Given(strings.Split(r.Key, ".")[0]) {
+				t.Errorf("replacement of a value not given, or not changed: %+v", r)
+			}
+		}
+		if d.HasErrors() {
+			return
+		}
+		if l.WorldSize != 2 || *l.Cluster != m.Cluster || l.GPUMemory != m.GPUMemory || l.Machine != m {
+			t.Errorf("accepted without the machine's cluster: world %d, cluster %+v, memory %d", l.WorldSize, l.Cluster, l.GPUMemory)
+		}
+		for _, mod := range l.Modules {
+			if mod.Given("num_ranks") && mod.NumRanks > 2 {
+				t.Errorf("module %q has %d ranks on a machine of 2", mod.Name, mod.NumRanks)
+			}
+		}
+	})
+}

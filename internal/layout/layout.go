@@ -47,6 +47,10 @@ type Layout struct {
 	// Colocated is a suggest spec's placement constraint: nil leaves it
 	// open, true wants every module on the same ranks, false disjoint ones.
 	Colocated *bool
+	// Machine is the cluster that replaced the spec's own (ParseSpecOn),
+	// and Replaced the values of the spec it replaced; nil otherwise.
+	Machine  *Machine
+	Replaced []Replacement
 
 	pos map[string]diag.Pos
 }

@@ -35,6 +35,9 @@ type parser struct {
 	// spec is set when reading a suggest spec (ParseSpec): sizes may be
 	// left open and the constraint keys of spec.go are known.
 	spec bool
+	// machine, when not nil, replaces the spec's world_size and cluster
+	// (ParseSpecOn).
+	machine *Machine
 	// suggested holds the field names offered for the unknown keys of the
 	// last mapping read, so that a misspelt num_ranks is reported once, not
 	// also as a missing one.
@@ -46,15 +49,12 @@ type parser struct {
 // Parse parses layout text. It never fails: everything wrong with the input
 // is a diagnostic, and the Layout holds what could be read.
 func Parse(file string, data []byte) (*Layout, *diag.List) {
-	return parse(file, data, false)
+	return parse(&parser{}, file, data)
 }
 
-func parse(file string, data []byte, spec bool) (*Layout, *diag.List) {
-	p := &parser{
-		l:    &Layout{File: file, Target: TargetCore, TargetVersion: upstream.Latest(), pos: map[string]diag.Pos{"": {Line: 1, Column: 1}}},
-		d:    &diag.List{File: file},
-		spec: spec,
-	}
+func parse(p *parser, file string, data []byte) (*Layout, *diag.List) {
+	p.l = &Layout{File: file, Target: TargetCore, TargetVersion: upstream.Latest(), pos: map[string]diag.Pos{"": {Line: 1, Column: 1}}}
+	p.d = &diag.List{File: file}
 	root, ok := p.document(data)
 	if ok {
 		p.top(root)
@@ -155,6 +155,10 @@ func (p *parser) world(fs map[string]field) {
 				}
 			}
 		}
+	}
+	if p.machine != nil {
+		p.onMachine(ws)
+		return
 	}
 	_, hasWS := fs["world_size"]
 	_, hasCluster := fs["cluster"]

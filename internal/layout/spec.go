@@ -19,7 +19,7 @@ var (
 // keys colocated (top level), max_tp and align (per module). A module's
 // open fields are those not Given; NumRanks is 0 when num_ranks is open.
 func ParseSpec(file string, data []byte) (*Layout, *diag.List) {
-	return parse(file, data, true)
+	return parse(&parser{spec: true}, file, data)
 }
 
 // known is the key list of a mapping: base, plus extra in a spec.

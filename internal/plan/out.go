@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/mimoplan/mimoplan/internal/layout"
 )
 
 // specOnly are the keys of a spec that a layout does not have.
@@ -58,6 +60,9 @@ func WriteLayout(w io.Writer, spec []byte, c *Candidate) error {
 			set(n, "expt_gtp_remat", ch.ExptGTPRemat)
 		}
 	}
+	if c.Layout != nil && c.Layout.Machine != nil {
+		setMachine(root, c.Layout.Machine)
+	}
 	root.HeadComment = strings.TrimSpace(why(c) + "\n" + root.HeadComment)
 	doc.HeadComment = ""
 	var buf bytes.Buffer
@@ -97,6 +102,38 @@ func why(c *Candidate) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// setMachine writes the machine a spec was planned on (suggest --probe)
+// as the layout's cluster, in place of the spec's world_size and cluster.
+func setMachine(root *yaml.Node, m *layout.Machine) {
+	c := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle, LineComment: "this node, probed: " + m.About}
+	set(c, "nodes", m.Cluster.Nodes)
+	set(c, "gpus_per_node", m.Cluster.GPUsPerNode)
+	if m.GPUMemory > 0 {
+		c.Content = append(c.Content,
+			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "gpu_memory"},
+			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: m.GPUMemoryText()})
+	}
+	key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "cluster"}
+	// In the place of the first of world_size and cluster, else before
+	// modules; the keys dropped all come after it.
+	at := keyIndex(root, "world_size", "cluster")
+	if at < 0 {
+		at = max(0, keyIndex(root, "modules"))
+	}
+	drop(root, []string{"cluster", "world_size"})
+	root.Content = slices.Insert(root.Content, min(at, len(root.Content)), key, c)
+}
+
+// keyIndex is the index in m.Content of the first of keys, or -1.
+func keyIndex(m *yaml.Node, keys ...string) int {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if slices.Contains(keys, m.Content[i].Value) {
+			return i
+		}
+	}
+	return -1
 }
 
 func value(m *yaml.Node, key string) *yaml.Node {

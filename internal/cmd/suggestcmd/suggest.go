@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mimoplan/mimoplan/internal/cmdutil"
-	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/exitcode"
+	"github.com/mimoplan/mimoplan/internal/gpuprobe"
 	"github.com/mimoplan/mimoplan/internal/launch"
 	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/plan"
@@ -19,20 +19,22 @@ var formats = []string{"table", "json", "yaml"}
 
 // Options are suggest's settings.
 type Options struct {
-	IO     *cmdutil.IOStreams
-	Spec   string
-	Top    int
-	All    bool
-	Format string
-	Out    string
-	GTP    bool
-	HW     cmdutil.HardwareFlags
+	IO         *cmdutil.IOStreams
+	ProbeLocal func() (*gpuprobe.Snapshot, error)
+	Probe      bool
+	Spec       string
+	Top        int
+	All        bool
+	Format     string
+	Out        string
+	GTP        bool
+	HW         cmdutil.HardwareFlags
 }
 
 // NewCmdSuggest returns the suggest command; runF, when not nil, runs in
 // place of suggestRun.
 func NewCmdSuggest(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams}
+	opts := &Options{IO: f.IOStreams, ProbeLocal: f.ProbeLocal}
 	cmd := &cobra.Command{
 		Use:   "suggest SPEC",
 		Short: "Search every valid layout for a cluster and models, best first",
@@ -45,9 +47,12 @@ whose parts are shown (docs/suggest.md).
   mimoplan suggest spec.yaml                       the best 5, as a table
   mimoplan suggest spec.yaml --all --format json   every valid layout
   mimoplan suggest spec.yaml --out layout.yaml     write the best as a layout
+  mimoplan suggest spec.yaml --probe               plan for this machine: one node
+                                                   of its visible GPUs (NVML)
 
 Exit codes: 0 at least one layout fits, 1 the spec is invalid or nothing
-fits (the closest misses are printed with what blocks each), 2 usage error.`,
+fits (the closest misses are printed with what blocks each), 2 usage error,
+3 --probe found no NVML or no visible GPU.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Spec = args[0]
@@ -62,6 +67,7 @@ fits (the closest misses are printed with what blocks each), 2 usage error.`,
 	fs.BoolVar(&opts.All, "all", false, "show every valid layout")
 	cmdutil.StringEnumVar(fs, &opts.Format, "format", "table", "output format: "+strings.Join(formats, ", "), formats...)
 	fs.StringVar(&opts.Out, "out", "", "write the best layout to this file")
+	fs.BoolVar(&opts.Probe, "probe", false, "plan for this machine's visible GPUs (NVML) in place of the spec's cluster; honours CUDA_VISIBLE_DEVICES")
 	fs.BoolVar(&opts.GTP, "gtp", false, "also search gtp_remat and expt_gtp_remat where the spec leaves them out")
 	opts.HW.Bind(fs)
 	return cmd
@@ -80,12 +86,13 @@ func suggestRun(o *Options) error {
 	if err != nil {
 		return exitcode.Wrap(exitcode.Usage, err)
 	}
-	spec, d := layout.ParseSpec(o.Spec, data)
-	if d.HasErrors() {
-		if err := diag.WriteText(stderr, d); err != nil {
-			return err
-		}
-		return exitcode.Silent(exitcode.Invalid)
+	var probe func() (*gpuprobe.Snapshot, error)
+	if o.Probe {
+		probe = o.ProbeLocal
+	}
+	spec, err := plan.ReadSpec(stderr, o.Spec, data, probe)
+	if err != nil {
+		return err
 	}
 	req := &plan.Request{Spec: spec, Options: plan.Options{GTP: o.GTP, Layers: plan.Layers}, Est: plan.Model{}, HW: hw, GPUMemory: float64(spec.GPUMemory)}
 	if !o.All {
