@@ -149,19 +149,11 @@ func span(m *grid.Module) string {
 	return "[" + itoa(m.RankOffset) + ", " + itoa(m.RankOffset+m.NumRanks) + ")"
 }
 
-// sizeNames are the sizes a module reports, in the plan JSON's order.
-var sizeNames = []string{"num_ranks", "rank_offset", "tp", "gtp_remat", "cp", "pp", "dp", "ep", "expt_tp", "expt_gtp_remat", "expt_dp"}
-
-func sizesOf(m *grid.Module) []int {
-	return []int{m.NumRanks, m.RankOffset, m.TP, m.GTPRemat, m.CP, m.PP, m.DP, m.EP, m.ExptTP, m.ExptGTPRemat, m.ExptDP}
-}
-
 func compareModule(ma, mb *grid.Module) Module {
 	out := Module{Name: ma.Name, Status: "same", Span: Pair[string]{span(ma), span(mb)}}
-	sa, sb := sizesOf(ma), sizesOf(mb)
-	for i, n := range sizeNames {
-		if sa[i] != sb[i] {
-			out.Sizes = append(out.Sizes, Size{n, Pair[int]{sa[i], sb[i]}})
+	for _, f := range grid.SizeFields() {
+		if a, b := f.Of(ma), f.Of(mb); a != b {
+			out.Sizes = append(out.Sizes, Size{f.Name, Pair[int]{a, b}})
 		}
 	}
 	for _, k := range grid.GroupKinds {

@@ -10,16 +10,13 @@ import (
 	"strings"
 
 	"github.com/mimoplan/mimoplan/internal/grid"
+	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/upstream"
 )
 
-// Module is one module of an imported layout.
-type Module struct {
-	Name                                           string
-	NumRanks, RankOffset                           int
-	TP, GTPRemat, CP, PP, EP, ExptTP, ExptGTPRemat int
-	NumExperts                                     int
-}
+// Module is one module of an imported layout: its name, placement,
+// sizes and num_experts.
+type Module = layout.Module
 
 // Layout is an imported layout.
 type Layout struct {
@@ -58,12 +55,9 @@ func (l *Layout) YAML() string {
 	b.WriteString("modules:\n")
 	for _, m := range l.Modules {
 		fmt.Fprintf(&b, "  - name: %s\n    num_ranks: %d\n    rank_offset: %d\n", m.Name, m.NumRanks, m.RankOffset)
-		for _, f := range []struct {
-			key string
-			v   int
-		}{{"tp", m.TP}, {"gtp_remat", m.GTPRemat}, {"cp", m.CP}, {"pp", m.PP}, {"ep", m.EP}, {"expt_tp", m.ExptTP}, {"expt_gtp_remat", m.ExptGTPRemat}} {
-			if f.v > 1 {
-				fmt.Fprintf(&b, "    %s: %d\n", f.key, f.v)
+		for _, f := range layout.SizeFields() {
+			if v := f.Of(&m); f.Parallel && v > 1 {
+				fmt.Fprintf(&b, "    %s: %d\n", f.Name, v)
 			}
 		}
 		if m.NumExperts > 0 {

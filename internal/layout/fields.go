@@ -78,3 +78,29 @@ func newModule() Module {
 	}
 	return m
 }
+
+// SizeField is a module key that holds a placement or a size, and how to
+// read it from a Module.
+type SizeField struct {
+	Name string
+	// Parallel is set for the parallel sizes (1 means none, the default),
+	// not for num_ranks, rank_offset and dp.
+	Parallel bool
+	Of       func(*Module) int
+}
+
+// SizeFields lists a module's placement and size keys in the layout's
+// order, read from moduleFieldTable: num_ranks, rank_offset, tp,
+// gtp_remat, cp, pp, dp, ep, expt_tp, expt_gtp_remat (grid.SizeFields
+// reads a built module's, with expt_dp).
+func SizeFields() []SizeField {
+	var out []SizeField
+	for _, f := range moduleFieldTable {
+		switch f.kind {
+		case kindSize, kindCount, kindOffset:
+			field := f.int
+			out = append(out, SizeField{f.name, f.kind == kindSize, func(m *Module) int { return *field(m) }})
+		}
+	}
+	return out
+}

@@ -12,10 +12,17 @@ import (
 	"github.com/mimoplan/mimoplan/internal/layout"
 )
 
-// specOnly are the keys of a spec that a layout does not have.
+// specOnly are the keys a written layout drops from its spec: the
+// constraints, and the placement and sizes that it sets again.
 var (
 	specOnlyTop    = []string{"colocated"}
-	specOnlyModule = []string{"max_tp", "align", "num_ranks", "rank_offset", "dp", "tp", "gtp_remat", "cp", "pp", "vpp", "ep", "expt_tp", "expt_gtp_remat"}
+	specOnlyModule = func() []string {
+		keys := []string{"max_tp", "align", "vpp"}
+		for _, f := range layout.SizeFields() {
+			keys = append(keys, f.Name)
+		}
+		return keys
+	}()
 )
 
 // WriteLayout writes candidate c as a layout: the spec's own text (its

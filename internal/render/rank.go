@@ -2,6 +2,7 @@ package render
 
 import (
 	"bufio"
+	"slices"
 
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/topo"
@@ -70,8 +71,8 @@ func stage(c coords) string {
 }
 
 // byRankColumns are the columns of --by rank, after rank, node, local_gpu
-// and module.
-var byRankColumns = []string{"tp", "gtp_remat", "cp", "dp", "pp", "expt_tp", "ep", "expt_gtp_remat", "expt_dp"}
+// and module: the dims of both views, pp once (as coordsOf).
+var byRankColumns = append(slices.Clone(grid.BaseDims), grid.ExpertDims[:len(grid.ExpertDims)-1]...)
 
 // renderByRank prints one row per (rank, module) of the ranks --limit and
 // --offset page: a colocated rank has a row for every module it serves.

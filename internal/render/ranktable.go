@@ -59,11 +59,10 @@ func rankTable(w *bufio.Writer, t *topo.Topology, o Options, entries []rankEntry
 // left out but for tp, dp, pp, ep and expt_dp; the expert positions are
 // nil for a module without experts.
 func positions(t *topo.Topology, m *grid.Module, c coords) (dense, expert []string) {
-	sizes := map[string]int{"tp": m.TP, "gtp_remat": m.GTPRemat, "cp": m.CP, "dp": m.DP, "pp": m.PP,
-		"expt_tp": m.ExptTP, "ep": m.EP, "expt_gtp_remat": m.ExptGTPRemat, "expt_dp": m.ExptDP}
 	for i, n := range c.names {
-		label := fmt.Sprintf("%s %d/%d", n, c.values[i], sizes[n])
-		if sizes[n] == 1 && !slices.Contains([]string{"tp", "dp", "pp", "ep", "expt_dp"}, n) {
+		size, _ := m.Size(n)
+		label := fmt.Sprintf("%s %d/%d", n, c.values[i], size)
+		if size == 1 && !slices.Contains([]string{"tp", "dp", "pp", "ep", "expt_dp"}, n) {
 			continue
 		}
 		if i < len(grid.BaseDims) {

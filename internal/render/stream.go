@@ -142,17 +142,19 @@ func (o *out) enum(e grid.Enum, space bool) {
 }
 
 // moduleSizes are the per-module fields of the JSON and YAML forms, in
-// their documented order.
-func moduleSizes(m *grid.Module) []struct {
+// their documented order: grid.SizeFields, rank_offset first.
+func moduleSizes(m *grid.Module) []sizeValue {
+	fields := grid.SizeFields()
+	fields[0], fields[1] = fields[1], fields[0] // num_ranks, rank_offset
+	out := make([]sizeValue, len(fields))
+	for i, f := range fields {
+		out[i] = sizeValue{f.Name, f.Of(m)}
+	}
+	return out
+}
+
+// sizeValue is one of a module's sizes, named.
+type sizeValue struct {
 	key string
 	val int
-} {
-	return []struct {
-		key string
-		val int
-	}{
-		{"rank_offset", m.RankOffset}, {"num_ranks", m.NumRanks},
-		{"tp", m.TP}, {"gtp_remat", m.GTPRemat}, {"cp", m.CP}, {"pp", m.PP}, {"dp", m.DP},
-		{"ep", m.EP}, {"expt_tp", m.ExptTP}, {"expt_gtp_remat", m.ExptGTPRemat}, {"expt_dp", m.ExptDP},
-	}
 }
