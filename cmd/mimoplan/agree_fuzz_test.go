@@ -49,11 +49,7 @@ type launchJSON struct {
 // sizes (the program builds the same groups from them); and the launch
 // plan's nodes run exactly the ranks of the modules render places there.
 func FuzzPlansAgree(f *testing.F) {
-	for _, seed := range [][]byte{
-		{0}, {1, 0, 0}, {2, 0, 0, 1, 0, 0, 1, 2, 0, 0, 1, 2, 1, 1, 0, 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 1},
-		{1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 1}, {1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 1},
-		{2, 0, 2, 1, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1},
-	} {
+	for _, seed := range testutil.LayoutSeeds() {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,7 +13,7 @@ import (
 // whose two modules carry models. docs/performance.md keeps the figures;
 // the target is under 0.2 s each.
 func BenchmarkScaleWithModels(b *testing.B) {
-	path := filepath.Join(testutil.RepoRoot(), "layouts", "scale-131072.yaml")
+	path := testutil.Layout("scale-131072.yaml")
 	for _, args := range [][]string{
 		{"estimate", path},
 		{"estimate", "--format", "json", path},

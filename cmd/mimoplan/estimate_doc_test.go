@@ -51,10 +51,7 @@ func TestLayoutsMatchMegatronReport(t *testing.T) {
 	for _, c := range fx.Cases {
 		seen[c.Layout+":"+c.Module] = true
 	}
-	files, err := filepath.Glob(filepath.Join(root, "layouts", "*.yaml"))
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	for _, f := range files {
+	for _, f := range testutil.Layouts(t, "*.yaml") {
 		rel := "layouts/" + filepath.Base(f)
 		code, out, errOut := mimoplan(t, "estimate", "--format", "json", f)
 		require.Contains(t, []int{0, 1}, code, errOut)

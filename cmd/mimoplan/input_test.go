@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/testutil"
 )
 
 // mimoplanIn is mimoplan with standard input.
@@ -20,7 +22,7 @@ func mimoplanIn(t *testing.T, stdin string, args ...string) (int, string, string
 }
 
 func TestStdinLayout(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "layouts", "nemotron-vlm-8gpu.yaml"))
+	raw, err := os.ReadFile(testutil.Layout("nemotron-vlm-8gpu.yaml"))
 	require.NoError(t, err)
 	file := writeLayout(t, string(raw))
 	tests := []struct {

@@ -53,9 +53,7 @@ func or1(v int) int {
 // parser has its own golden test through render.
 func TestGolden(t *testing.T) {
 	dir := testutil.GoldenDir()
-	files, err := filepath.Glob(filepath.Join(dir, "layouts", "*.yaml"))
-	require.NoError(t, err)
-	require.NotEmpty(t, files, "no golden layouts in %s", dir)
+	files := testutil.GoldenLayouts(t, "*.yaml")
 	t.Logf("golden dir %s: %d layouts", dir, len(files))
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".yaml")

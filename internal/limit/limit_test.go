@@ -31,14 +31,11 @@ func integers(b []byte) []string {
 // besides is the format's version.
 func TestSameIntegers(t *testing.T) {
 	layouts := []string{
-		filepath.Join(testutil.RepoRoot(), "layouts", "nemotron-vlm-8gpu.yaml"),
-		filepath.Join(testutil.RepoRoot(), "layouts", "colocated-vlm-8gpu.yaml"),
-		filepath.Join(testutil.RepoRoot(), "layouts", "three-module-4node.yaml"),
+		testutil.Layout("nemotron-vlm-8gpu.yaml"),
+		testutil.Layout("colocated-vlm-8gpu.yaml"),
+		testutil.Layout("three-module-4node.yaml"),
 	}
-	golden, err := filepath.Glob(filepath.Join(testutil.GoldenDir(), "layouts", "case-000*.yaml"))
-	require.NoError(t, err)
-	require.NotEmpty(t, golden)
-	for _, f := range append(layouts, golden...) {
+	for _, f := range append(layouts, testutil.GoldenLayouts(t, "case-000*.yaml")...) {
 		res, err := validate.Load(f)
 		require.NoError(t, err)
 		require.NotNil(t, res.Topology, f)
@@ -65,7 +62,7 @@ func TestSameIntegers(t *testing.T) {
 }
 
 func TestUnknownFormat(t *testing.T) {
-	res, err := validate.Load(filepath.Join(testutil.RepoRoot(), "layouts", "nemotron-vlm-8gpu.yaml"))
+	res, err := validate.Load(testutil.Layout("nemotron-vlm-8gpu.yaml"))
 	require.NoError(t, err)
 	_, err = limit.Write(&bytes.Buffer{}, res.Topology, "table", false)
 	assert.ErrorContains(t, err, `no limit for format "table"`)

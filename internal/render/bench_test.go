@@ -19,7 +19,7 @@ type countingWriter struct{ n int64 }
 
 func (c *countingWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
 
-var scaleLayout = filepath.Join(testutil.RepoRoot(), "layouts", "scale-131072.yaml")
+var scaleLayout = testutil.Layout("scale-131072.yaml")
 
 // loadFile reads, parses and checks a layout for a benchmark.
 func loadFile(b *testing.B, path string) *topo.Topology {

@@ -36,10 +36,7 @@ type planJSON struct {
 // with what Megatron's HyperCommGrid produced.
 func TestGoldenPipeline(t *testing.T) {
 	dir := testutil.GoldenDir()
-	files, err := filepath.Glob(filepath.Join(dir, "layouts", "*.yaml"))
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	for _, f := range files {
+	for _, f := range testutil.GoldenLayouts(t, "*.yaml") {
 		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
 		t.Run(name, func(t *testing.T) {
 			res, err := validate.Load(f)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mimoplan/mimoplan/internal/render"
+	"github.com/mimoplan/mimoplan/internal/testutil"
 )
 
 // --rank's json and yaml are built whole by encoding/json and yaml.v3, or
@@ -19,10 +19,7 @@ import (
 // data, for every layout, rank and selection.
 func TestRankPlainAndStreamedAgree(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob("../../layouts/*.yaml")
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	for _, f := range files {
+	for _, f := range testutil.Layouts(t, "*.yaml") {
 		src, err := os.ReadFile(f)
 		require.NoError(t, err)
 		tp := topology(t, string(src))

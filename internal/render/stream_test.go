@@ -23,12 +23,8 @@ import (
 
 func goldenTopologies(t *testing.T) map[string]*topo.Topology {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(testutil.GoldenDir(), "layouts", "*.yaml"))
-	require.NoError(t, err)
-	more, err := filepath.Glob(filepath.Join(testutil.RepoRoot(), "layouts", "*-*gpu.yaml"))
-	require.NoError(t, err)
 	out := map[string]*topo.Topology{}
-	for _, f := range append(files, more...) {
+	for _, f := range append(testutil.GoldenLayouts(t, "*.yaml"), testutil.Layouts(t, "*-*gpu.yaml")...) {
 		res, err := validate.Load(f)
 		require.NoError(t, err)
 		require.NotNil(t, res.Topology, f)
@@ -169,7 +165,7 @@ func (f *failAfter) Write(p []byte) (int, error) {
 // A write error ends a streamed render with that error, and nothing is
 // written after it.
 func TestStreamWriteError(t *testing.T) {
-	top := loadT(t, filepath.Join(testutil.RepoRoot(), "layouts", "scale-131072.yaml"))
+	top := loadT(t, testutil.Layout("scale-131072.yaml"))
 	for _, o := range []render.Options{{Format: "json"}, {Format: "csv"}, {Format: "yaml", ByRank: true}, {Format: "json", Rank: 70000, HasRank: true}} {
 		w := &failAfter{n: 100 << 10}
 		err := render.Render(w, top, o)

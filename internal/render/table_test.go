@@ -39,10 +39,7 @@ func widest(s string) int {
 
 // Every table form of every layout in layouts/ fits an 80-column terminal.
 func TestTablesFitWidth(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(testutil.RepoRoot(), "layouts", "*.yaml"))
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	for _, f := range files {
+	for _, f := range testutil.Layouts(t, "*.yaml") {
 		res, err := validate.Load(f)
 		require.NoError(t, err)
 		require.NotNil(t, res.Topology, f)

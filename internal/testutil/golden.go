@@ -1,5 +1,7 @@
-// Package testutil finds the golden rank enumerations that Megatron's own
-// HyperCommGrid produced (../shared/golden beside the repository).
+// Package testutil is what the tests of several packages share: the
+// repository's layouts and fuzz seeds, the golden rank enumerations that
+// Megatron's own HyperCommGrid produced (../shared/golden beside the
+// repository), Kubernetes schemas.
 package testutil
 
 import (

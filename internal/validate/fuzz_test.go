@@ -25,22 +25,7 @@ import (
 const fuzzBudget = 30 * time.Second
 
 func FuzzCheck(f *testing.F) {
-	var files []string
-	for _, dir := range []string{
-		filepath.Join(testutil.RepoRoot(), "layouts"),
-		filepath.Join(testutil.GoldenDir(), "layouts"),
-		filepath.Join(testutil.RepoRoot(), "testdata", "demo"),
-	} {
-		m, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
-		files = append(files, m...)
-	}
-	for _, p := range files {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
+	testutil.AddLayoutSeeds(f)
 	for _, h := range hostile {
 		f.Add([]byte(h.src))
 	}

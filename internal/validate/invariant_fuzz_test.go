@@ -19,10 +19,7 @@ import (
 // its dims multiply to; embd and pos_embd are the language module's
 // alone, inside its ranks, each group within one of its pp groups.
 func FuzzValidLayout(f *testing.F) {
-	for _, seed := range [][]byte{
-		{0}, {1, 0, 0}, {2, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1}, {2, 0, 0, 1, 0, 0, 1, 2, 0, 0, 1, 2, 1, 1, 0, 1, 0, 0, 3},
-		{1, 1, 2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1}, {0, 0, 1, 3, 2, 1, 2, 1, 2, 2, 3}, {2, 0, 1, 1, 1, 0, 0, 1, 0, 0, 0, 2, 1, 0, 0, 1, 0, 0, 1},
-	} {
+	for _, seed := range testutil.LayoutSeeds() {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
