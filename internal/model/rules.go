@@ -129,6 +129,17 @@ func Check(cfg Config, par Parallel, tr Training) []Violation {
 	return out
 }
 
+// CheckInputs is p with the sizes Check does not read set to 0: a caller
+// that asks Check about many sizes (suggest) asks once per distinct
+// result. TestCheckInputs holds it to Check.
+func CheckInputs(cfg Config, p Parallel) Parallel {
+	p.NumRanks, p.GTPRemat, p.DP, p.ExptGTPRemat = 0, 0, 0, 0
+	if cfg.Resolve().NumExperts == 0 {
+		p.ExptTP = 0
+	}
+	return p
+}
+
 // divisorsUpTo lists n's divisors near x, for hints: the largest below x
 // and the smallest above.
 func divisorsUpTo(n, x int) string {
