@@ -2,72 +2,29 @@ package plan
 
 import (
 	"cmp"
+	"encoding/binary"
 	"math"
 	"slices"
 )
 
-// lbFull is a lower bound of module i's time on n ranks, whatever its
-// offset and the other modules' sizes: the least, over the factorizations
-// the model accepts and whose memory may fit, of the step-time model with
-// every group at the faster bandwidth and, for an encoder, the most
-// micro-batches any language split gives (the least bubble). Each term is
-// at most the term the search computes for that factorization, so the
-// bound never exceeds a candidate's time; +Inf when nothing can fit.
-func (s *searcher) lbFull(i, n int) float64 {
-	if s.lbs == nil {
-		s.lbs = make([][]float64, len(s.spec.Modules))
-	}
-	if s.lbs[i] == nil {
-		s.lbs[i] = make([]float64, s.spec.WorldSize+1)
-		for j := range s.lbs[i] {
-			s.lbs[i][j] = math.NaN()
-		}
-	}
-	if v := s.lbs[i][n]; !math.IsNaN(v) {
-		return v
-	}
-	k := s.job
-	k.gpn = 0
-	k.hw.NVLink = max(s.job.hw.NVLink, s.job.hw.Network)
-	m := &s.spec.Modules[i]
-	best := math.Inf(1)
-	es := s.entries(i, n)
-	for j := range es {
-		e := &es[j]
-		// Entries come by their cheap bound (no bubble, no gradients), which
-		// is at most their full one: past best none can lower it. The
-		// margin covers rounding between the two sums.
-		if e.lb > best*(1+1e-9) {
-			break
-		}
-		s.prepare(i, n, e)
-		if !e.ok || e.over > 0 || s.bad[badKey{i, s.job.colocated, n, e.z}] || i == s.lang && !s.wholeSteps(&e.z) {
-			continue
-		}
-		mb := s.job.microbatches(1)
-		if i == s.lang {
-			mb = s.job.microbatches(e.z.DP * e.z.GTPRemat)
-		}
-		c := Choice{Name: m.Name, NumRanks: n, Sizes: e.z}
-		best = min(best, k.time(&c, &s.shapes[i], mb, e.params).Total)
-	}
-	s.lbs[i][n] = best
-	return best
-}
-
-// place is one non-colocated placement and its bound: the largest
-// lbFull of its modules.
+// place is one non-colocated placement and its bounds: the largest and
+// the sum of its modules' lbAt. Placements of equal bound are visited by
+// the sum, so that the kept set's sum of module times (less's second
+// key) tightens early.
 type place struct {
-	bound   float64
-	off, n  []int
-	ordinal int // enumeration order, for a deterministic sort
+	bound, sum float64
+	off, n     []int
+	ordinal    int // enumeration order, for a deterministic sort
 }
 
 // bestFirst visits the non-colocated placements (Top > 0) by increasing
-// bound, in bands of bounds, and stops once a band starts past the worst
-// kept candidate: every placement left has a bound, hence every
-// candidate in it a step time, above it. A band holds only the
-// placements whose bound falls inside it.
+// bound, in bands of bounds, and stops once a band reaches the worst kept
+// candidate: every placement left has a bound, hence every candidate in
+// it a step time, above it. The walk finds a band's placements by a cheap
+// bound (lbKnown, which never falls as the search goes on); each is then
+// placed by its exact one (lbAt), waiting for a later band when that is
+// above this one, so that every placement whose bound is at most the
+// threshold is visited, once (docs/suggest.md).
 func (s *searcher) bestFirst() {
 	k := len(s.spec.Modules)
 	idx := make([]int, k)
@@ -75,27 +32,53 @@ func (s *searcher) bestFirst() {
 		idx[i] = i
 	}
 	off, n := make([]int, k), make([]int, k)
-	least := math.Inf(1)
-	permute(idx, 0, func(perm []int) {
-		s.walk(perm, 0, 0, 0, math.Inf(-1), math.Inf(1), off, n, func(b float64) { least = min(least, b) })
-	})
-	if math.IsInf(least, 1) {
-		return // no placement can fit
+	// No placement's bound is below the compute of a tiling whose shares
+	// follow the modules' FLOPs (placements): the first band starts there.
+	least := 0.0
+	for i := range s.shapes {
+		least += s.job.compute(&s.shapes[i], s.spec.WorldSize)
 	}
 	lo := math.Inf(-1)
-	for width := 0.02; lo < s.threshold() && !math.IsInf(lo, 1); width *= 2 {
+	var deferred []place
+	done := map[string]bool{}
+	for width := 0.02; ; width *= 2 {
 		hi := least * (1 + width)
 		if least <= 0 || width > 1e3 {
 			hi = math.MaxFloat64
 		}
-		var band []place
+		// Past the worst kept candidate no placement can enter.
+		hi = min(hi, s.threshold())
+		// The band: the placements whose bound falls in (lo, hi], and those
+		// of earlier bands whose exact bound turned out to fall here.
+		var band, later []place
+		for _, p := range deferred {
+			if p.bound <= hi {
+				band = append(band, p)
+			} else {
+				later = append(later, p)
+			}
+		}
+		s.setNmin(hi)
 		permute(idx, 0, func(perm []int) {
-			s.walk(perm, 0, 0, 0, lo, hi, off, n, func(b float64) {
-				band = append(band, place{bound: b, off: slices.Clone(off), n: slices.Clone(n), ordinal: len(band)})
+			s.walk(perm, 0, 0, 0, lo, hi, off, n, func(float64) {
+				band = append(band, place{off: slices.Clone(off), n: slices.Clone(n), ordinal: len(band)})
 			})
 		})
+		// Each placement by the bounds of its modules at their offsets;
+		// those above the band wait for a later one.
+		in := band[:0]
+		for _, p := range band {
+			p.bound, p.sum = s.placeBound(&p)
+			switch {
+			case p.bound <= hi:
+				in = append(in, p)
+			case !math.IsInf(p.bound, 1):
+				later = append(later, p)
+			}
+		}
+		band, deferred = in, later
 		slices.SortFunc(band, func(a, b place) int {
-			return cmp.Or(cmp.Compare(a.bound, b.bound), cmp.Compare(a.ordinal, b.ordinal))
+			return cmp.Or(cmp.Compare(a.bound, b.bound), cmp.Compare(a.sum, b.sum), cmp.Compare(a.ordinal, b.ordinal))
 		})
 		for _, p := range band {
 			if p.bound > s.threshold() {
@@ -103,20 +86,74 @@ func (s *searcher) bestFirst() {
 			}
 			// What validate refused since the band was sorted may have
 			// raised the bound.
-			b := 0.0
-			for i := range p.n {
-				b = max(b, s.lbFull(i, p.n[i]))
-			}
-			if b > s.threshold() {
+			b, sum := s.placeBound(&p)
+			if b > hi {
+				if !math.IsInf(b, 1) {
+					p.bound = b
+					deferred = append(deferred, p)
+				}
 				continue
 			}
+			// A placement may come again: from the walk and from deferred.
+			key := placeKey(p.off, p.n)
+			if done[key] {
+				continue
+			}
+			if s.beyond(b, sum) {
+				continue
+			}
+			done[key] = true
 			s.sizes(p.off, p.n)
 		}
-		lo = hi
-		if hi == math.MaxFloat64 {
-			break
+		if hi == math.MaxFloat64 || hi >= s.threshold() {
+			break // every placement whose bound may let a candidate in was visited
 		}
+		lo = hi
 	}
+}
+
+// placeBound is the largest and the sum of p's modules' lbAt.
+func (s *searcher) placeBound(p *place) (b, sum float64) {
+	for i := range p.n {
+		lb := s.lbAt(i, p.off[i], p.n[i])
+		b, sum = max(b, lb), sum+lb
+	}
+	return b, sum
+}
+
+func placeKey(off, n []int) string {
+	b := make([]byte, 0, 8*len(n))
+	for i := range n {
+		b = binary.AppendUvarint(b, uint64(off[i]))
+		b = binary.AppendUvarint(b, uint64(n[i]))
+	}
+	return string(b)
+}
+
+// setNmin sets nmin: for each module the fewest ranks on which its compute
+// is at most hi (compute falls as the ranks grow).
+func (s *searcher) setNmin(hi float64) {
+	w := s.spec.WorldSize
+	s.nmin = s.nmin[:0]
+	for i := range s.shapes {
+		n := 1
+		if c := s.job.compute(&s.shapes[i], 1); c > hi {
+			n = max(1, int(c/hi)-1)
+		}
+		for n <= w && s.job.compute(&s.shapes[i], n) > hi {
+			n++
+		}
+		s.nmin = append(s.nmin, n)
+	}
+}
+
+// lbKnown is lbFull where it is known, else compute alone, which is at
+// most lbFull and costs nothing.
+func (s *searcher) lbKnown(i, n int) float64 {
+	if s.lbs != nil && s.lbs[i] != nil && !math.IsNaN(s.lbs[i][n]) {
+		return s.lbs[i][n]
+	}
+	return s.job.compute(&s.shapes[i], n)
 }
 
 // walk enumerates the spans of perm[p:] from rank at, as tile does, and
@@ -124,15 +161,27 @@ func (s *searcher) bestFirst() {
 func (s *searcher) walk(perm []int, p, at int, b, lo, hi float64, off, n []int, visit func(float64)) {
 	w, k := s.spec.WorldSize, len(perm)
 	i := perm[p]
-	first, last := 1, w-at-(k-p-1)
+	// Each module needs at least nmin ranks for its compute to stay
+	// within hi.
+	rest := 0
+	for _, j := range perm[p+1:] {
+		rest += s.nmin[j]
+	}
+	first, last := s.nmin[i], w-at-rest
 	if p == k-1 {
-		first = w - at
+		first = max(first, w-at)
 	}
 	for size := first; size <= last; size++ {
 		if !s.spanAllowed(i, at, size) {
 			continue
 		}
-		bb := max(b, s.lbFull(i, size))
+		// lbFull where compute alone is already half the band: there it
+		// decides; elsewhere it is asked only of the placements visited.
+		v := s.lbKnown(i, size)
+		if v > hi/2 {
+			v = s.lbFull(i, size)
+		}
+		bb := max(b, v)
 		if bb > hi {
 			continue
 		}
@@ -147,14 +196,14 @@ func (s *searcher) walk(perm []int, p, at int, b, lo, hi float64, off, n []int, 
 	}
 }
 
-// wholeSteps reports whether the language sizes z leave the global batch
-// a whole number of micro-batch steps (micro_batch_size x dp x gtp_remat),
-// which validate requires outside megatron-bridge
+// wholeSteps reports whether the language module's dp and gtp_remat leave
+// the global batch a whole number of micro-batch steps (micro_batch_size
+// x dp x gtp_remat), which validate requires outside megatron-bridge
 // (global-batch-not-divisible, internal/validate/batch.go).
-func (s *searcher) wholeSteps(z *Sizes) bool {
+func (s *searcher) wholeSteps(dp, gtp int) bool {
 	b := s.spec.Batch
 	if s.job.bridge || b == nil || b.MicroBatchSize <= 0 || b.GlobalBatchSize <= 0 {
 		return true
 	}
-	return b.GlobalBatchSize%(b.MicroBatchSize*z.DP*z.GTPRemat) == 0
+	return b.GlobalBatchSize%(b.MicroBatchSize*dp*gtp) == 0
 }

@@ -15,11 +15,19 @@ import (
 
 // toyEstimator stands in for the model in the brute-force tests: a
 // memory figure that depends on every size, so that memory prunes some
-// factorizations and not others.
-type toyEstimator struct{ weights float64 }
+// factorizations and not others. free: no MoE layers, so the expert sizes
+// change nothing it reports (Estimator.ExpertFree).
+type toyEstimator struct {
+	weights float64
+	free    bool
+}
 
-func (toyEstimator) Shape(_ *layout.Layout, m *layout.Module) Shape {
-	return Shape{FLOPsPerSample: 1e12 * float64(len(m.Name)), Layers: 8, Hidden: 1024, Seq: 512, KVDim: 256, TopK: 2, MoELayers: 8}
+func (e toyEstimator) Shape(_ *layout.Layout, m *layout.Module) Shape {
+	s := Shape{FLOPsPerSample: 1e12 * float64(len(m.Name)), Layers: 8, Hidden: 1024, Seq: 512, KVDim: 256, TopK: 2, MoELayers: 8}
+	if e.free {
+		s.MoELayers = 0
+	}
+	return s
 }
 
 func (e toyEstimator) Memory(_ *layout.Layout, _ *layout.Module, c *Choice) (float64, float64, bool) {
@@ -31,6 +39,8 @@ func (e toyEstimator) Memory(_ *layout.Layout, _ *layout.Module, c *Choice) (flo
 }
 
 func (toyEstimator) Accepts(*layout.Layout, *layout.Module, *Choice) bool { return true }
+
+func (e toyEstimator) ExpertFree(*layout.Layout, *layout.Module) bool { return e.free }
 
 // bruteCase is a spec and the raw values the brute force tries for each
 // open field of every module.
@@ -82,6 +92,15 @@ var bruteCases = []bruteCase{
 	{name: "constraints: non-colocated, align node, num_ranks", open: []string{"tp", "pp"},
 		spec: "version: 1\ncluster: {nodes: 3, gpus_per_node: 2}\ncolocated: false\nmodules:\n" +
 			"  - {name: vision, align: node, cp: 1, ep: 1, expt_tp: 1}\n  - {name: language, num_ranks: 4, cp: 1, ep: 1, expt_tp: 1}\n"},
+	{name: "models, dense, expt_tp open, 4 GPUs", open: []string{"tp", "expt_tp"}, model: true,
+		spec: "version: 1\ncluster: {nodes: 2, gpus_per_node: 2, gpu_memory: 80GiB}\nbatch: {micro_batch_size: 1, global_batch_size: 8}\nmodules:\n" +
+			"  - {name: vision, cp: 1, pp: 1, ep: 1, model: " + smallViT + "}\n  - {name: language, cp: 1, pp: 1, ep: 1, model: " + smallLM + "}\n"},
+	{name: "bridge, models, dense, expt_tp open, 4 GPUs", open: []string{"tp", "expt_tp"}, model: true,
+		spec: "version: 1\ntarget: megatron-bridge\ncluster: {nodes: 1, gpus_per_node: 4, gpu_memory: 80GiB}\nbatch: {micro_batch_size: 4, global_batch_size: 8}\nmodules:\n" +
+			"  - {name: vision, cp: 1, pp: 1, ep: 1, model: " + smallViT + "}\n  - {name: language, cp: 1, pp: 1, ep: 1, model: " + smallLM + "}\n"},
+	{name: "expert-free toy, expt_tp and expt_gtp_remat open, 4 GPUs", open: []string{"tp", "expt_tp", "expt_gtp_remat"}, gtp: true,
+		mem: 9e9, est: toyEstimator{weights: 16e9, free: true},
+		spec: "version: 1\ncluster: {nodes: 2, gpus_per_node: 2}\nmodules:\n  - {name: language, cp: 1, pp: 1, ep: 1, gtp_remat: 1}\n"},
 	{name: "gtp asked, 4 GPUs", open: []string{"tp", "gtp_remat", "expt_gtp_remat"}, gtp: true,
 		spec: "version: 1\nworld_size: 4\nmodules:\n  - {name: language, cp: 1, pp: 1, ep: 1, expt_tp: 1}\n"},
 }

@@ -74,10 +74,14 @@ type ModuleTime struct {
 
 // Score is a candidate's estimated time per global batch and its parts.
 type Score struct {
-	StepSeconds float64      `json:"step_s" yaml:"step_s"`
-	Samples     int          `json:"samples_per_step" yaml:"samples_per_step"`
-	Warnings    int          `json:"warnings" yaml:"warnings"`
-	Modules     []ModuleTime `json:"modules" yaml:"modules"`
+	StepSeconds float64 `json:"step_s" yaml:"step_s"`
+	// SumSeconds is the sum of the modules' times, the second key of the
+	// ranking: among equal step times, the layout whose other modules
+	// finish sooner (more slack) comes first.
+	SumSeconds float64      `json:"sum_s" yaml:"sum_s"`
+	Samples    int          `json:"samples_per_step" yaml:"samples_per_step"`
+	Warnings   int          `json:"warnings" yaml:"warnings"`
+	Modules    []ModuleTime `json:"modules" yaml:"modules"`
 }
 
 // job is what every module's time shares: the step's samples and batch
@@ -103,6 +107,15 @@ func (j *job) inNode(offset, n, stride, size int) bool {
 	}
 	block := stride * size
 	return block <= j.gpn && j.gpn%block == 0 && offset%block == 0
+}
+
+// offClass is what the model reads of a module's offset: inNode reads
+// only its place inside a node.
+func (j *job) offClass(offset int) int {
+	if j.gpn == 0 {
+		return 0
+	}
+	return offset % j.gpn
 }
 
 func (j *job) bw(local bool) float64 {

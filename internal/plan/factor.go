@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+
+	"github.com/mimoplan/mimoplan/internal/layout"
 )
 
 func (s *searcher) choose(p int, off, n []int) {
@@ -12,26 +14,33 @@ func (s *searcher) choose(p int, off, n []int) {
 		return
 	}
 	i := s.order[p]
+	if len(s.kept) > 0 {
+		s.chooseRanked(p, off, n)
+		return
+	}
 	m := &s.spec.Modules[i]
-	es := s.entries(i, n[i])
-	for k := range es {
-		e := &es[k]
+	f := s.fact(i, n[i])
+	s.listOK(i, n[i], f)
+	// alive: some entry is neither over memory nor refused before, so the
+	// module is not dead beside the language module's current lanes.
+	alive, whole := false, true
+	for _, k := range f.ok {
+		e := &f.es[k]
+		s.curE[i] = e
 		c := &s.cur[i]
 		*c = Choice{Name: m.Name, RankOffset: off[i], NumRanks: n[i], Sizes: e.z}
 		// Entries come cheapest first: once this module's own lower bound
 		// passes the threshold, so does every later entry's.
-		s.times[i] = ModuleTime{Total: e.lb}
-		if s.bound(p) > s.threshold() {
+		s.times[i] = ModuleTime{Total: e.lbTime}
+		if s.beyond(s.bound(p)) {
+			whole = false
 			break
 		}
-		s.prepare(i, n[i], e)
-		if !e.ok {
-			continue
-		}
 		if e.over > 0 {
-			if len(s.kept) > 0 {
-				continue // misses matter only while nothing fits
+			if len(s.kept) > 0 || e.missed {
+				continue // misses matter only while nothing fits, and say the same each time
 			}
+			e.missed = true
 			s.miss([]Choice{*c}, e.over, fmt.Sprintf("%s needs at least %s per GPU, %s more than gpu_memory %s",
 				m.Name, gib(e.over+s.req.GPUMemory), gib(e.over), gib(s.req.GPUMemory)))
 			continue
@@ -39,14 +48,21 @@ func (s *searcher) choose(p int, off, n []int) {
 		if s.isBad(i) {
 			continue
 		}
+		alive = true
 		s.times[i] = s.job.time(c, &s.shapes[i], s.microbatches(i), e.params)
-		if s.bound(p) > s.threshold() {
+		if s.beyond(s.bound(p)) {
+			continue
+		}
+		if s.deadAhead(p, n) {
 			continue
 		}
 		s.choose(p+1, off, n)
 		if s.anyBad(p) {
 			return // a module chosen before this one is refused whatever this one is
 		}
+	}
+	if whole && !alive && p > 0 && s.lang >= 0 {
+		s.markDead(i, n[i])
 	}
 }
 
@@ -60,6 +76,24 @@ type entry struct {
 	ok     bool    // the model's rules accept the sizes
 	params float64 // parameters on the most loaded GPU
 	over   float64 // bytes by which its memory's lower bound exceeds gpu_memory (0: it may fit)
+	// lbTime is a lower bound of the module's time whatever its offset and
+	// the language module's lanes, with its parameters (listOK): lb with
+	// the least bubble and the dp all-reduce at the faster bandwidth.
+	lbTime float64
+	// bad is set when validate refused these sizes by a rule that reads
+	// nothing else (learned.go), in a placement that is not colocated [0]
+	// or is [1].
+	bad    [2]bool
+	missed bool // its memory miss was recorded
+}
+
+// fact is a module's factorizations of a number of ranks, cheapest lower
+// bound first, and once listed (listOK) the indices of those the model
+// accepts (ok) and of those that may also fit memory (fit), by lbTime.
+type fact struct {
+	es      []entry
+	ok, fit []int32
+	listed  bool
 }
 
 // maxEntries bounds the memoized factorizations; past it the memo starts
@@ -68,25 +102,74 @@ const maxEntries = 1 << 19
 
 // entries lists module i's factorizations of n ranks (space.go), cheapest
 // lower bound first.
-func (s *searcher) entries(i, n int) []entry {
+func (s *searcher) fact(i, n int) *fact {
 	key := [2]int{i, n}
-	if es, ok := s.facts[key]; ok {
-		return es
+	if f, ok := s.facts[key]; ok {
+		return f
 	}
-	m := &s.spec.Modules[i]
-	var es []entry
-	for _, z := range factorizations(m, n, s.req.Options) {
-		c := Choice{Name: m.Name, NumRanks: n, Sizes: z}
-		es = append(es, entry{z: z, lb: s.job.lowerBound(&c, &s.shapes[i], 0)})
-	}
-	slices.SortStableFunc(es, func(a, b entry) int { return cmp.Compare(a.lb, b.lb) })
-	if s.nfact+len(es) > maxEntries {
+	f := s.newFact(i, n, nil)
+	if s.nfact+len(f.es) > maxEntries {
 		clear(s.facts)
 		s.nfact = 0
 	}
-	s.facts[key] = es
-	s.nfact += len(es)
-	return es
+	s.facts[key] = f
+	s.nfact += len(f.es)
+	return f
+}
+
+// newFact lists module i's factorizations of n ranks whose dp and
+// gtp_remat keep accepts (nil: all), not memoized.
+func (s *searcher) newFact(i, n int, keep func(dp, gtp int) bool) *fact {
+	m := &s.spec.Modules[i]
+	zs := factorizations(m, n, s.req.Options, keep, s.free[i])
+	lbs := make([]float64, len(zs))
+	idx := make([]int32, len(zs))
+	for j, z := range zs {
+		c := Choice{Name: m.Name, NumRanks: n, Sizes: z}
+		lbs[j], idx[j] = s.job.lowerBound(&c, &s.shapes[i], 0), int32(j)
+	}
+	// Sorted by index: an entry is large to move.
+	slices.SortStableFunc(idx, func(a, b int32) int { return cmp.Compare(lbs[a], lbs[b]) })
+	es := make([]entry, len(zs))
+	for k, j := range idx {
+		z := zs[j]
+		es[k] = entry{z: z, lb: lbs[j]}
+		if len(s.bad) > 0 {
+			es[k].bad = [2]bool{s.bad[badKey{i, false, n, z}], s.bad[badKey{i, true, n, z}]}
+		}
+	}
+	return &fact{es: es}
+}
+
+// listOK prepares every entry of f and lists those the model accepts.
+func (s *searcher) listOK(i, n int, f *fact) {
+	if f.listed {
+		return
+	}
+	f.listed = true
+	k := s.job
+	k.gpn = 0
+	k.hw.NVLink = max(s.job.hw.NVLink, s.job.hw.Network)
+	for j := range f.es {
+		e := &f.es[j]
+		s.prepare(i, n, e)
+		if !e.ok {
+			continue
+		}
+		mb := s.job.microbatches(1)
+		if i == s.lang {
+			mb = s.job.microbatches(e.z.DP * e.z.GTPRemat)
+		}
+		c := Choice{NumRanks: n, Sizes: e.z}
+		e.lbTime = k.time(&c, &s.shapes[i], mb, e.params).Total
+		f.ok = append(f.ok, int32(j))
+		if e.over == 0 {
+			f.fit = append(f.fit, int32(j))
+		}
+	}
+	for _, l := range [][]int32{f.ok, f.fit} {
+		slices.SortStableFunc(l, func(a, b int32) int { return cmp.Compare(f.es[a].lbTime, f.es[b].lbTime) })
+	}
 }
 
 // prepare asks the model about an entry once: its own rules (model.Check,
@@ -111,9 +194,17 @@ func (s *searcher) prepare(i, n int, e *entry) {
 	}
 }
 
+// acceptsKeyer is an Estimator that says which sizes its Accepts reads.
+type acceptsKeyer interface {
+	AcceptsKey(m *layout.Module, z Sizes) Sizes
+}
+
 func (s *searcher) accepts(i int, c *Choice) bool {
 	k := badKey{module: i, z: c.Sizes}
 	k.z.DP = 0
+	if a, ok := s.req.Est.(acceptsKeyer); ok {
+		k.z = a.AcceptsKey(&s.spec.Modules[i], c.Sizes)
+	}
 	ok, seen := s.accepted[k]
 	if !seen {
 		ok = s.req.Est.Accepts(s.spec, &s.spec.Modules[i], c)
@@ -137,10 +228,10 @@ func (s *searcher) microbatches(int) int {
 	return s.job.microbatches(lanes)
 }
 
-// bound is a lower bound of the step time once the modules s.order[:p+1]
-// are chosen: the others count their lbFull (their compute alone under
-// --all, where no bound prunes).
-func (s *searcher) bound(p int) float64 {
+// bound is a lower bound of the step time and of the sum of module times
+// once the modules s.order[:p+1] are chosen: the others count their lbFull
+// (their compute alone under --all, where no bound prunes).
+func (s *searcher) bound(p int) (step, sum float64) {
 	b := 0.0
 	for q, i := range s.order {
 		t := s.times[i].Total
@@ -154,11 +245,11 @@ func (s *searcher) bound(p int) float64 {
 				t = s.job.compute(&s.shapes[i], s.cur[i].NumRanks)
 			}
 		}
-		if s.job.colocated {
-			b += t
-		} else {
-			b = max(b, t)
-		}
+		sum += t
+		b = max(b, t)
 	}
-	return b
+	if s.job.colocated {
+		return sum, sum
+	}
+	return b, sum
 }

@@ -9,11 +9,51 @@ import (
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
-// candidate scores the current choice and asks validate about it.
+// candidate scores the current choice and asks validate about it, with
+// every expert size of its expert-free modules.
 func (s *searcher) candidate() {
-	step := s.bound(len(s.order) - 1)
-	if t := s.threshold(); step > t || step == t && s.kept[0].Score.Warnings == 0 && !lexLess(s.cur, s.kept[0].Modules) {
-		return // a tie enters only by fewer warnings or smaller sizes (less)
+	step, sum := s.bound(len(s.order) - 1)
+	if !s.beyond(step, sum) {
+		s.experts(0, step, sum)
+	}
+}
+
+// experts visits the expert sizes of the expert-free modules from module
+// i on, in the order of less (each module's in turn, spec order), and
+// judges each candidate; false once a candidate cannot enter the kept
+// set, since then no later one can: they share its score and come after
+// it. With Top, the first one validate accepts is the layout's only
+// candidate: the others differ from it in sizes that change nothing but
+// the expert groups of a model without experts.
+func (s *searcher) experts(i int, step, sum float64) bool {
+	for i < len(s.cur) && !s.free[i] {
+		i++
+	}
+	if i == len(s.cur) {
+		s.took = false
+		// What the first expert sizes teach holds for the others:
+		// learned.go learns only rules that read none of them there.
+		return s.judge(step, sum) && !s.anyBad(len(s.order)) && !(s.req.Top > 0 && s.took)
+	}
+	c, m := &s.cur[i], &s.spec.Modules[i]
+	base := c.Sizes
+	defer func() { c.Sizes = base }()
+	for _, x := range expertSizes(m, c.NumRanks, c.PP, c.EP, s.req.Options) {
+		c.ExptTP, c.ExptGTPRemat = x[0], x[1]
+		if !s.experts(i+1, step, sum) {
+			return false
+		}
+	}
+	return true
+}
+
+// judge asks validate about the current choice, whose score is step and
+// sum, and keeps it or learns from it; false when it cannot enter the
+// kept set.
+func (s *searcher) judge(step, sum float64) bool {
+	if s.beyond(step, sum) || s.req.Top > 0 && len(s.kept) == s.req.Top && step == s.threshold() && sum == s.kept[0].Score.SumSeconds &&
+		!lexLess(s.cur, s.kept[0].Modules) {
+		return false // a tie enters only by smaller sizes (less)
 	}
 	l := s.layout()
 	res := validate.CheckWith(l, &diag.List{File: s.spec.File}, s.grids)
@@ -23,10 +63,13 @@ func (s *searcher) candidate() {
 	}
 	errs, warns := res.Diags.Count()
 	if errs > 0 {
-		s.learn(res.Diags)
-
+		if s.atBase() {
+			// A rule about expert sizes may refuse one of them and not
+			// another: only the first ones teach (learned.go).
+			s.learn(res.Diags)
+		}
 		if len(s.kept) > 0 {
-			return // misses matter only while nothing fits
+			return true // misses matter only while nothing fits
 		}
 		var blocks []string
 		for _, d := range res.Diags.Items {
@@ -35,10 +78,10 @@ func (s *searcher) candidate() {
 			}
 		}
 		s.miss(slices.Clone(s.cur), 0, blocks...)
-		return
+		return true
 	}
 	c := Candidate{Modules: slices.Clone(s.cur), Layout: l}
-	c.Score = Score{StepSeconds: step, Samples: s.job.samples, Warnings: warns, Modules: slices.Clone(s.times)}
+	c.Score = Score{StepSeconds: step, SumSeconds: sum, Samples: s.job.samples, Warnings: warns, Modules: slices.Clone(s.times)}
 	for _, e := range res.Estimates { // validate's own figure, the one it checked
 		t := &c.Score.Modules[e.Index]
 		t.MemoryBytes = e.Estimate.TotalBytes()
@@ -52,6 +95,19 @@ func (s *searcher) candidate() {
 		}
 	}
 	s.keep(c)
+	s.took = true
+	return true
+}
+
+// atBase reports whether every expert-free module has its first expert
+// sizes, the ones its search entry holds.
+func (s *searcher) atBase() bool {
+	for i, f := range s.free {
+		if f && s.cur[i].Sizes != s.curE[i].z {
+			return false
+		}
+	}
+	return true
 }
 
 func blockText(d diag.Diagnostic) string {

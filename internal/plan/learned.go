@@ -49,6 +49,40 @@ type pairKey struct {
 	langDP, langLanes int
 }
 
+// deadKey is an encoder on n ranks beside the language module's dp and
+// lanes: dead when every factorization of it is over memory or refused.
+type deadKey struct {
+	module, n         int
+	colocated         bool
+	langDP, langLanes int
+}
+
+func (s *searcher) deadKey(i, n int) deadKey {
+	l := &s.cur[s.lang]
+	return deadKey{i, n, s.job.colocated, l.DP, l.DP * l.GTPRemat}
+}
+
+func (s *searcher) markDead(i, n int) {
+	if len(s.dead) >= maxEntries {
+		clear(s.dead) // bounded memory
+	}
+	s.dead[s.deadKey(i, n)] = true
+}
+
+// deadAhead reports whether a module after position p of the order is
+// dead beside the language module as chosen now.
+func (s *searcher) deadAhead(p int, n []int) bool {
+	if s.lang < 0 || len(s.dead) == 0 {
+		return false
+	}
+	for _, i := range s.order[p+1:] {
+		if s.dead[s.deadKey(i, n[i])] {
+			return true
+		}
+	}
+	return false
+}
+
 type badKey struct {
 	module    int
 	colocated bool
@@ -91,9 +125,28 @@ func (s *searcher) index(name string) int {
 func (s *searcher) markBad(i int) {
 	c := &s.cur[i]
 	s.bad[badKey{i, s.job.colocated, c.NumRanks, c.Sizes}] = true
-	if s.lbs != nil && s.lbs[i] != nil {
-		s.lbs[i][c.NumRanks] = math.NaN() // lbFull leaves out what is refused
+	s.curE[i].bad[col(s.job.colocated)] = true
+	if f, ok := s.bfacts[[2]int{i, c.NumRanks}]; ok {
+		for j := range f.es {
+			if f.es[j].z == c.Sizes {
+				f.es[j].bad[col(s.job.colocated)] = true
+			}
+		}
 	}
+	clear(s.lbAts)
+	if s.lbs != nil && s.lbs[i] != nil && !math.IsNaN(s.lbs[i][c.NumRanks]) {
+		// lbFull leaves out what is refused. Recomputed now, so that a
+		// known bound never falls (bestFirst's bands rely on it).
+		s.lbs[i][c.NumRanks] = math.NaN()
+		s.lbFull(i, c.NumRanks)
+	}
+}
+
+func col(colocated bool) int {
+	if colocated {
+		return 1
+	}
+	return 0
 }
 
 // pair is the key of encoder i and the language module as chosen now.
@@ -107,8 +160,7 @@ func (s *searcher) isBad(i int) bool {
 	if s.job.colocated && s.colocatedBad {
 		return true
 	}
-	c := &s.cur[i]
-	if s.bad[badKey{i, s.job.colocated, c.NumRanks, c.Sizes}] {
+	if s.curE[i].bad[col(s.job.colocated)] {
 		return true
 	}
 	// The language module is chosen first: an encoder's pair with it is

@@ -89,6 +89,23 @@ func (Model) Accepts(spec *layout.Layout, m *layout.Module, c *Choice) bool {
 	return true
 }
 
+// ExpertFree: a model without experts has no expert layer, so its expert
+// sizes change neither its memory, nor its time, nor the model's rules
+// (model.CheckInputs; TestExpertFree holds Memory to it).
+func (Model) ExpertFree(_ *layout.Layout, m *layout.Module) bool {
+	return m.Model != nil && m.Model.Config.Resolve().NumExperts == 0
+}
+
+// AcceptsKey is z with the sizes Accepts does not read set to 0
+// (model.CheckInputs), so that the search asks once per distinct answer.
+func (Model) AcceptsKey(m *layout.Module, z Sizes) Sizes {
+	if m.Model == nil {
+		return Sizes{}
+	}
+	p := model.CheckInputs(m.Model.Config, parallel(&Choice{Sizes: z}))
+	return Sizes{TP: p.TP, GTPRemat: p.GTPRemat, CP: p.CP, PP: p.PP, VPP: p.VPP, DP: p.DP, EP: p.EP, ExptTP: p.ExptTP, ExptGTPRemat: p.ExptGTPRemat}
+}
+
 // parallel is c as validate hands it to the model: a vpp of 1 is none.
 func parallel(c *Choice) model.Parallel {
 	vpp := c.VPP

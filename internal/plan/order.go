@@ -6,14 +6,17 @@ import (
 	"sort"
 )
 
-// less orders candidates: faster first, then fewer warnings, then by
-// their sizes (spans, then tp, cp, pp, ...), so that the order is total.
+// less orders candidates: faster first, then the smaller sum of module
+// times, then by their sizes (spans, then tp, cp, pp, ...), so that the
+// order is total. Warnings are not a key: the step-time model prices the
+// locality that group-crosses-node reports (docs/suggest.md), and every
+// key is known before validate runs, so that a tie is decided without it.
 func less(a, b *Candidate) bool {
 	if a.Score.StepSeconds != b.Score.StepSeconds {
 		return a.Score.StepSeconds < b.Score.StepSeconds
 	}
-	if a.Score.Warnings != b.Score.Warnings {
-		return a.Score.Warnings < b.Score.Warnings
+	if a.Score.SumSeconds != b.Score.SumSeconds {
+		return a.Score.SumSeconds < b.Score.SumSeconds
 	}
 	for i := range a.Modules {
 		if c := compareChoice(&a.Modules[i], &b.Modules[i]); c != 0 {

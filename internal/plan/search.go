@@ -22,6 +22,11 @@ type Estimator interface {
 	// when validate would report an error about them whatever the rest of
 	// the layout.
 	Accepts(spec *layout.Layout, m *layout.Module, c *Choice) bool
+	// ExpertFree reports whether m's expert sizes (expt_tp,
+	// expt_gtp_remat) change nothing Shape, Memory and Accepts report,
+	// nor the step-time model: a model without experts. The search then
+	// visits them last, for each candidate (judge.go).
+	ExpertFree(spec *layout.Layout, m *layout.Module) bool
 }
 
 // Request is one search.
@@ -73,6 +78,10 @@ type searcher struct {
 	spec   *layout.Layout
 	job    job
 	shapes []Shape
+	// free marks the modules whose expert sizes the search leaves to
+	// judge.go (Estimator.ExpertFree).
+	free []bool
+	took bool // the last candidate judged was valid
 	// lang is the index of the language module, order the modules in the
 	// order their sizes are chosen (language first: the encoders'
 	// micro-batch counts depend on it).
@@ -83,11 +92,14 @@ type searcher struct {
 	near float64
 
 	grids *validate.Grids
-	facts map[[2]int][]entry
+	facts map[[2]int]*fact
 	// accepted memoizes Estimator.Accepts by module and sizes (dp aside:
 	// the model's rules read tp, cp, pp, vpp, ep and expt_tp).
 	accepted map[badKey]bool
 	nfact    int // entries in facts, to bound its memory
+	// bfacts and nbfact are the same for the bounds (bound.go).
+	bfacts map[[2]int]*fact
+	nbfact int
 
 	// bad remembers the module sizes validate refused by a rule that
 	// reads nothing else (learned.go); colocatedBad the colocated
@@ -95,9 +107,19 @@ type searcher struct {
 	bad          map[badKey]bool
 	badPair      map[pairKey]bool
 	colocatedBad bool
+	dead         map[deadKey]bool
 
-	// lbs memoizes lbFull by module and number of ranks (NaN: not yet).
-	lbs [][]float64
+	// lbs memoizes lbFull by module and number of ranks (NaN: not yet);
+	// nmin is each module's fewest ranks within a band (bestfirst.go).
+	lbs   [][]float64
+	lbAts map[[3]int]float64
+	// ranks memoizes rank (ranked.go); nranked counts its entries.
+	ranks   map[rankKey]*ranked
+	nranked int
+	nmin    []int
+
+	// curE is the entry of each module's current choice.
+	curE []*entry
 
 	kept   []Candidate // a max-heap by worse() when Top > 0
 	misses []Miss
@@ -115,7 +137,7 @@ func Search(req *Request) (*Result, error) {
 	if err := req.HW.Check(); err != nil {
 		return nil, err
 	}
-	s := &searcher{req: req, spec: spec, lang: -1, grids: validate.NewGrids(), facts: map[[2]int][]entry{}, accepted: map[badKey]bool{}, bad: map[badKey]bool{}, badPair: map[pairKey]bool{}}
+	s := &searcher{req: req, spec: spec, lang: -1, grids: validate.NewGrids(), facts: map[[2]int]*fact{}, accepted: map[badKey]bool{}, bad: map[badKey]bool{}, badPair: map[pairKey]bool{}, dead: map[deadKey]bool{}, lbAts: map[[3]int]float64{}, ranks: map[rankKey]*ranked{}, bfacts: map[[2]int]*fact{}}
 	s.job = job{hw: req.HW, mbs: 1, samples: spec.WorldSize}
 	if spec.Cluster != nil && spec.Cluster.Nodes > 1 {
 		s.job.gpn = spec.Cluster.GPUsPerNode
@@ -131,6 +153,7 @@ func Search(req *Request) (*Result, error) {
 	for i := range spec.Modules {
 		m := &spec.Modules[i]
 		s.shapes = append(s.shapes, req.Est.Shape(spec, m))
+		s.free = append(s.free, req.Est.ExpertFree(spec, m))
 		if m.Name == "language" {
 			s.lang = i
 		}
@@ -144,6 +167,7 @@ func Search(req *Request) (*Result, error) {
 		}
 	}
 	s.cur = make([]Choice, len(spec.Modules))
+	s.curE = make([]*entry, len(spec.Modules))
 	s.times = make([]ModuleTime, len(spec.Modules))
 	s.placements()
 	s.finish()
@@ -157,6 +181,17 @@ func (s *searcher) threshold() float64 {
 		return math.Inf(1)
 	}
 	return s.kept[0].Score.StepSeconds
+}
+
+// beyond reports whether every candidate whose step time is at least step
+// and whose sum of module times is at least sum ranks after the worst kept
+// one by the first two keys of less, so cannot enter the kept set.
+func (s *searcher) beyond(step, sum float64) bool {
+	if s.req.Top == 0 || len(s.kept) < s.req.Top {
+		return false
+	}
+	w := &s.kept[0].Score
+	return step > w.StepSeconds || step == w.StepSeconds && sum > w.SumSeconds
 }
 
 func (s *searcher) finish() {

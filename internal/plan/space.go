@@ -81,8 +81,10 @@ func values(m *layout.Module, field string, fixed int, open bool, n int, ok func
 // the divisibility Megatron's ModuleGridSpec requires (n divisible by
 // tp*gtp_remat*cp*pp and by expt_tp*ep*expt_gtp_remat*pp), the spec's fixed
 // sizes and max_tp. These are necessary conditions only: validate still
-// decides.
-func factorizations(m *layout.Module, n int, opt Options) []Sizes {
+// decides. lanes, when not nil, leaves out the dp and gtp_remat it refuses
+// before the expert sizes are listed; base keeps only the first expert
+// sizes of each (expertSizes lists the others).
+func factorizations(m *layout.Module, n int, opt Options, lanes func(dp, gtp int) bool, base bool) []Sizes {
 	var out []Sizes
 	maxTP := func(t int) bool { return m.MaxTP == 0 || t <= m.MaxTP }
 	layers := 0
@@ -94,20 +96,34 @@ func factorizations(m *layout.Module, n int, opt Options) []Sizes {
 			for _, cp := range values(m, "cp", m.CP, true, n/(tp*gtp), nil) {
 				for _, pp := range values(m, "pp", m.PP, true, n/(tp*gtp*cp), nil) {
 					dp := n / (tp * gtp * cp * pp)
-					if m.Given("dp") && m.DP != dp {
+					if m.Given("dp") && m.DP != dp || lanes != nil && !lanes(dp, gtp) {
 						continue
 					}
 					for _, vpp := range vppValues(m, pp, layers) {
 						for _, ep := range values(m, "ep", m.EP, true, n/pp, epOK(m)) {
-							for _, etp := range values(m, "expt_tp", m.ExptTP, true, n/(pp*ep), nil) {
-								for _, egtp := range values(m, "expt_gtp_remat", m.ExptGTPRemat, opt.GTP, n/(pp*ep*etp), nil) {
-									out = append(out, Sizes{TP: tp, GTPRemat: gtp, CP: cp, PP: pp, VPP: vpp, DP: dp, EP: ep, ExptTP: etp, ExptGTPRemat: egtp})
-								}
+							ex := expertSizes(m, n, pp, ep, opt)
+							if base {
+								ex = ex[:min(1, len(ex))]
+							}
+							for _, x := range ex {
+								out = append(out, Sizes{TP: tp, GTPRemat: gtp, CP: cp, PP: pp, VPP: vpp, DP: dp, EP: ep, ExptTP: x[0], ExptGTPRemat: x[1]})
 							}
 						}
 					}
 				}
 			}
+		}
+	}
+	return out
+}
+
+// expertSizes lists the (expt_tp, expt_gtp_remat) of m on n ranks with pp
+// and ep, in the order of less: expt_tp first, each ascending.
+func expertSizes(m *layout.Module, n, pp, ep int, opt Options) [][2]int {
+	var out [][2]int
+	for _, etp := range values(m, "expt_tp", m.ExptTP, true, n/(pp*ep), nil) {
+		for _, egtp := range values(m, "expt_gtp_remat", m.ExptGTPRemat, opt.GTP, n/(pp*ep*etp), nil) {
+			out = append(out, [2]int{etp, egtp})
 		}
 	}
 	return out

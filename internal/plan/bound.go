@@ -1,0 +1,107 @@
+package plan
+
+import "math"
+
+// lbFull is a lower bound of module i's time on n ranks, whatever its
+// offset and the other modules' sizes: the least, over the factorizations
+// the model accepts and whose memory may fit, of the step-time model with
+// every group at the faster bandwidth and, for an encoder, the most
+// micro-batches any language split gives (the least bubble). Each term is
+// at most the term the search computes for that factorization, so the
+// bound never exceeds a candidate's time; +Inf when nothing can fit.
+func (s *searcher) lbFull(i, n int) float64 {
+	if s.lbs == nil {
+		s.lbs = make([][]float64, len(s.spec.Modules))
+	}
+	if s.lbs[i] == nil {
+		s.lbs[i] = make([]float64, s.spec.WorldSize+1)
+		for j := range s.lbs[i] {
+			s.lbs[i][j] = math.NaN()
+		}
+	}
+	if v := s.lbs[i][n]; !math.IsNaN(v) {
+		return v
+	}
+	k := s.job
+	k.gpn = 0
+	k.hw.NVLink = max(s.job.hw.NVLink, s.job.hw.Network)
+	best := s.minTime(i, 0, n, &k)
+	s.lbs[i][n] = best
+	return best
+}
+
+// lbAt is lbFull for module i at rank offset off: each group at the
+// bandwidth the placement gives it (docs/suggest.md). The language
+// module's time depends on nothing else, so for it the bound is its best
+// time in the placement.
+func (s *searcher) lbAt(i, off, n int) float64 {
+	key := [3]int{i, s.job.offClass(off), n}
+	if v, ok := s.lbAts[key]; ok {
+		return v
+	}
+	v := s.minTime(i, off, n, &s.job)
+	if len(s.lbAts) >= maxEntries {
+		clear(s.lbAts) // bounded memory
+	}
+	s.lbAts[key] = v
+	return v
+}
+
+// boundFact is the factorizations minTime reads: the search's own when it
+// has them, else a memo of its own, where the language module keeps only
+// those that leave the global batch whole steps (the bounds ask for every
+// module and size, the search for few).
+func (s *searcher) boundFact(i, n int) *fact {
+	key := [2]int{i, n}
+	if f, ok := s.facts[key]; ok {
+		return f
+	}
+	if f, ok := s.bfacts[key]; ok {
+		return f
+	}
+	var keep func(dp, gtp int) bool
+	if i == s.lang {
+		keep = s.wholeSteps
+	}
+	f := s.newFact(i, n, keep)
+	if s.nbfact+len(f.es) > maxEntries {
+		clear(s.bfacts) // bounded memory
+		s.nbfact = 0
+	}
+	s.bfacts[key] = f
+	s.nbfact += len(f.es)
+	return f
+}
+
+// minTime is the least time k's model gives module i on n ranks at
+// offset off, over the factorizations the model accepts, whose memory may
+// fit and that validate has not refused, with an encoder's most
+// micro-batches; +Inf when none.
+func (s *searcher) minTime(i, off, n int, k *job) float64 {
+	m := &s.spec.Modules[i]
+	best := math.Inf(1)
+	es := s.boundFact(i, n).es
+	for j := range es {
+		e := &es[j]
+		// Entries come by their cheap bound (no bubble, no gradients), which
+		// is at most their full one: past best none can lower it. The
+		// margin covers rounding between the two sums.
+		if e.lb > best*(1+1e-9) {
+			break
+		}
+		if i == s.lang && !s.wholeSteps(e.z.DP, e.z.GTPRemat) {
+			continue // before prepare: it costs nothing
+		}
+		s.prepare(i, n, e)
+		if !e.ok || e.over > 0 || e.bad[col(s.job.colocated)] {
+			continue
+		}
+		mb := s.job.microbatches(1)
+		if i == s.lang {
+			mb = s.job.microbatches(e.z.DP * e.z.GTPRemat)
+		}
+		c := Choice{Name: m.Name, RankOffset: off, NumRanks: n, Sizes: e.z}
+		best = min(best, k.time(&c, &s.shapes[i], mb, e.params).Total)
+	}
+	return best
+}

@@ -1,0 +1,98 @@
+package plan
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Once a candidate is kept, misses no longer matter and each module's
+// factorizations are visited by their exact time in the placement
+// (ranked), so that the first past the threshold ends the loop.
+
+// rankKey is what a module's times depend on: its span and, for an
+// encoder, the language module's lanes (its micro-batches).
+type rankKey struct {
+	module, off, n    int
+	colocated         bool
+	langDP, langLanes int
+}
+
+// ranked is a module's factorizations that may fit and were not refused
+// when listed, with their times, fastest first.
+type ranked struct {
+	es    []*entry
+	times []ModuleTime
+}
+
+func (s *searcher) chooseRanked(p int, off, n []int) {
+	i := s.order[p]
+	r := s.rank(i, off[i], n[i])
+	if len(r.es) == 0 {
+		if p > 0 && s.lang >= 0 {
+			s.markDead(i, n[i])
+		}
+		return
+	}
+	m := &s.spec.Modules[i]
+	for k, e := range r.es {
+		s.curE[i] = e
+		s.cur[i] = Choice{Name: m.Name, RankOffset: off[i], NumRanks: n[i], Sizes: e.z}
+		s.times[i] = r.times[k]
+		if s.beyond(s.bound(p)) {
+			return // the rest are slower
+		}
+		if s.isBad(i) || s.deadAhead(p, n) {
+			continue
+		}
+		s.choose(p+1, off, n)
+		if s.anyBad(p) {
+			return // a module chosen before this one is refused whatever this one is
+		}
+	}
+}
+
+// rank lists module i's factorizations on [off, off+n) by their time
+// beside the language module as chosen now, leaving out those over
+// memory and those refused so far.
+func (s *searcher) rank(i, off, n int) *ranked {
+	key := rankKey{module: i, off: s.job.offClass(off), n: n, colocated: s.job.colocated}
+	if i != s.lang && s.lang >= 0 {
+		l := &s.cur[s.lang]
+		key.langDP, key.langLanes = l.DP, l.DP*l.GTPRemat
+	}
+	if r, ok := s.ranks[key]; ok {
+		return r
+	}
+	f := s.fact(i, n)
+	s.listOK(i, n, f)
+	m := &s.spec.Modules[i]
+	r := &ranked{}
+	saved := s.cur[i]
+	for _, j := range f.fit {
+		e := &f.es[j]
+		s.curE[i] = e
+		s.cur[i] = Choice{Name: m.Name, RankOffset: off, NumRanks: n, Sizes: e.z}
+		if s.isBad(i) {
+			continue
+		}
+		r.es = append(r.es, e)
+		r.times = append(r.times, s.job.time(&s.cur[i], &s.shapes[i], s.microbatches(i), e.params))
+	}
+	s.cur[i] = saved
+	idx := make([]int, len(r.es))
+	for k := range idx {
+		idx[k] = k
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(r.times[a].Total, r.times[b].Total) })
+	out := &ranked{es: make([]*entry, len(idx)), times: make([]ModuleTime, len(idx))}
+	for k, j := range idx {
+		out.es[k], out.times[k] = r.es[j], r.times[j]
+	}
+	if s.nranked+len(out.es) > maxEntries {
+		clear(s.ranks) // bounded memory
+		s.nranked = 0
+	}
+	s.ranks[key] = out
+	s.nranked += len(out.es)
+	return out
+}
