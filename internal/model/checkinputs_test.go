@@ -8,8 +8,8 @@ import (
 )
 
 // TestCheckInputs: Check gives the same verdicts on p and on
-// CheckInputs(p), for every preset (dense and MoE) and random sizes,
-// with and without sequence parallelism.
+// CheckInputs(p), and Rules names Check's rules, for every preset (dense
+// and MoE) and random sizes, with and without sequence parallelism.
 func TestCheckInputs(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	sizes := []int{0, 1, 2, 3, 4, 5, 6, 8, 12, 16, 64}
@@ -20,7 +20,13 @@ func TestCheckInputs(t *testing.T) {
 				DP: pick(), EP: pick(), ExptTP: pick(), ExptGTPRemat: pick()}
 			tr := Training{SequenceParallel: r.IntN(2) == 0, MicroBatchSize: 1 + r.IntN(4)}
 			q := CheckInputs(pr.Config, p)
-			assert.Equal(t, Check(pr.Config, p, tr), Check(pr.Config, q, tr), "%s %+v", pr.Name, p)
+			vs := Check(pr.Config, p, tr)
+			assert.Equal(t, vs, Check(pr.Config, q, tr), "%s %+v", pr.Name, p)
+			var ids []string
+			for _, v := range vs {
+				ids = append(ids, v.Rule)
+			}
+			assert.Equal(t, ids, Rules(pr.Config, p, tr), "Rules: %s %+v", pr.Name, p)
 		}
 	}
 }

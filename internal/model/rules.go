@@ -37,6 +37,29 @@ type Violation struct {
 // on these sizes, in a fixed order. Defaults are resolved first, as
 // Megatron resolves them. Sizes of 0 are treated as 1.
 func Check(cfg Config, par Parallel, tr Training) []Violation {
+	var out []Violation
+	check(cfg, par, tr, func(rule, key string, hint any, format string, args ...any) {
+		h, ok := hint.(string)
+		if !ok {
+			h = hint.(func() string)()
+		}
+		out = append(out, Violation{Rule: rule, Key: key, Hint: h, Message: fmt.Sprintf(format, args...)})
+	})
+	return out
+}
+
+// Rules returns the rules of Check's violations, in its order, without
+// writing their messages: a caller that asks about many sizes (suggest)
+// needs only the verdict.
+func Rules(cfg Config, par Parallel, tr Training) []string {
+	var out []string
+	check(cfg, par, tr, func(rule, _ string, _ any, _ string, _ ...any) { out = append(out, rule) })
+	return out
+}
+
+// check calls add for each violation; a hint is a string or, where it
+// costs something to write, a func() string.
+func check(cfg Config, par Parallel, tr Training, add func(rule, key string, hint any, format string, args ...any)) {
 	c := cfg.Resolve()
 	p := par
 	for _, v := range []*int{&p.TP, &p.CP, &p.PP, &p.EP, &p.ExptTP} {
@@ -44,13 +67,10 @@ func Check(cfg Config, par Parallel, tr Training) []Violation {
 			*v = 1
 		}
 	}
-	var out []Violation
-	add := func(rule, key, hint, format string, args ...any) {
-		out = append(out, Violation{Rule: rule, Key: key, Hint: hint, Message: fmt.Sprintf(format, args...)})
-	}
-
 	if c.NumAttentionHeads > 0 && c.NumAttentionHeads%p.TP != 0 {
-		add(RuleHeadsNotDivisible, "model.num_attention_heads", fmt.Sprintf("tp a divisor of %d (%s)", c.NumAttentionHeads, divisorsUpTo(c.NumAttentionHeads, p.TP)),
+		add(RuleHeadsNotDivisible, "model.num_attention_heads", func() string {
+			return fmt.Sprintf("tp a divisor of %d (%s)", c.NumAttentionHeads, divisorsUpTo(c.NumAttentionHeads, p.TP))
+		},
 			"num_attention_heads (%d) is not a multiple of tp (%d)", c.NumAttentionHeads, p.TP)
 	}
 	if g := cfg.NumQueryGroups; g > 0 && !c.MultiLatentAttention && g%p.TP != 0 && p.TP%g != 0 {
@@ -75,7 +95,9 @@ func Check(cfg Config, par Parallel, tr Training) []Violation {
 	}
 
 	if c.NumLayers%p.PP != 0 {
-		add(RuleLayersNotDivisible, "model.num_layers", fmt.Sprintf("pp a divisor of %d (%s)", c.NumLayers, divisorsUpTo(c.NumLayers, p.PP)),
+		add(RuleLayersNotDivisible, "model.num_layers", func() string {
+			return fmt.Sprintf("pp a divisor of %d (%s)", c.NumLayers, divisorsUpTo(c.NumLayers, p.PP))
+		},
 			"num_layers (%d) is not divisible by pp (%d)", c.NumLayers, p.PP)
 	}
 	vpp := p.VPP
@@ -85,12 +107,12 @@ func Check(cfg Config, par Parallel, tr Training) []Violation {
 	}
 	if vpp > 1 && p.PP > 1 && c.NumLayers%p.PP == 0 && (c.NumLayers/p.PP)%vpp != 0 {
 		per := c.NumLayers / p.PP
-		add(RuleLayersNotDivisibleVPP, "vpp", fmt.Sprintf("vpp a divisor of %d (%s)", per, divisorsUpTo(per, vpp)),
+		add(RuleLayersNotDivisibleVPP, "vpp", func() string { return fmt.Sprintf("vpp a divisor of %d (%s)", per, divisorsUpTo(per, vpp)) },
 			"the %d layers of each pipeline stage (num_layers %d / pp %d) are not divisible by vpp (%d)", per, c.NumLayers, p.PP, vpp)
 	}
 
 	if p.CP > 1 && c.SeqLength%(2*p.CP) != 0 {
-		add(RuleSeqNotDivisibleCP, "model.seq_length", fmt.Sprintf("seq_length a multiple of %d", 2*p.CP),
+		add(RuleSeqNotDivisibleCP, "model.seq_length", func() string { return fmt.Sprintf("seq_length a multiple of %d", 2*p.CP) },
 			"seq_length (%d) is not a multiple of 2*cp (%d)", c.SeqLength, 2*p.CP)
 	}
 	if tr.SequenceParallel && p.TP == 1 {
@@ -98,12 +120,12 @@ func Check(cfg Config, par Parallel, tr Training) []Violation {
 			"sequence_parallel with tp 1: Megatron turns sequence parallelism off")
 	}
 	if tr.SequenceParallel && p.TP > 1 && (p.CP == 1 || c.SeqLength%(2*p.CP) == 0) && (c.SeqLength/p.CP)%p.TP != 0 {
-		add(RuleSeqNotDivisibleSP, "model.seq_length", fmt.Sprintf("seq_length/cp a multiple of tp (%d)", p.TP),
+		add(RuleSeqNotDivisibleSP, "model.seq_length", func() string { return fmt.Sprintf("seq_length/cp a multiple of tp (%d)", p.TP) },
 			"with sequence_parallel, each rank's %d tokens (seq_length %d / cp %d) are not divisible by tp (%d)", c.SeqLength/p.CP, c.SeqLength, p.CP, p.TP)
 	}
 
 	if c.NumExperts > 0 && c.MoERouterTopK > c.NumExperts {
-		add(RuleTopKExceedsExperts, "model.moe_router_topk", fmt.Sprintf("moe_router_topk at most %d", c.NumExperts),
+		add(RuleTopKExceedsExperts, "model.moe_router_topk", func() string { return fmt.Sprintf("moe_router_topk at most %d", c.NumExperts) },
 			"moe_router_topk (%d) is more than num_experts (%d)", c.MoERouterTopK, c.NumExperts)
 	}
 	if c.NumExperts > 0 && c.MoERouterTopK == 1 && c.MoERouterScoreFunction != "sigmoid" && !c.MoERouterPreSoftmax {
@@ -115,7 +137,7 @@ func Check(cfg Config, par Parallel, tr Training) []Violation {
 			"ep %d needs num_experts: the model has no experts", p.EP)
 	}
 	if c.NumExperts > 0 && len(c.MoELayerPattern) > 0 && len(c.MoELayerPattern) != c.NumLayers {
-		add(RuleMoELayerFreqLength, "model.moe_layer_freq", fmt.Sprintf("list one 0 or 1 for each of the %d layers", c.NumLayers),
+		add(RuleMoELayerFreqLength, "model.moe_layer_freq", func() string { return fmt.Sprintf("list one 0 or 1 for each of the %d layers", c.NumLayers) },
 			"moe_layer_freq lists %d layers, num_layers is %d", len(c.MoELayerPattern), c.NumLayers)
 	}
 	if c.MultiLatentAttention && cfg.NumQueryGroups > 0 {
@@ -126,7 +148,6 @@ func Check(cfg Config, par Parallel, tr Training) []Violation {
 		add(RuleLatentNeedsExperts, "model.moe_latent_size", "remove moe_latent_size, or give the model num_experts",
 			"moe_latent_size (%d) without num_experts: latent projections are for MoE models", c.MoELatentSize)
 	}
-	return out
 }
 
 // CheckInputs is p with the sizes Check does not read set to 0: a caller

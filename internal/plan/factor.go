@@ -121,7 +121,7 @@ func (s *searcher) fact(i, n int) *fact {
 // gtp_remat keep accepts (nil: all), not memoized.
 func (s *searcher) newFact(i, n int, keep func(dp, gtp int) bool) *fact {
 	m := &s.spec.Modules[i]
-	zs := factorizations(m, n, s.req.Options, keep, s.free[i])
+	zs := factorizations(s.divs, m, n, s.req.Options, keep, s.free[i])
 	lbs := make([]float64, len(zs))
 	idx := make([]int32, len(zs))
 	for j, z := range zs {

@@ -38,7 +38,7 @@ func (s *searcher) experts(i int, step, sum float64) bool {
 	c, m := &s.cur[i], &s.spec.Modules[i]
 	base := c.Sizes
 	defer func() { c.Sizes = base }()
-	for _, x := range expertSizes(m, c.NumRanks, c.PP, c.EP, s.req.Options) {
+	for _, x := range expertSizes(s.divs, m, c.NumRanks, c.PP, c.EP, s.req.Options) {
 		c.ExptTP, c.ExptGTPRemat = x[0], x[1]
 		if !s.experts(i+1, step, sum) {
 			return false
@@ -58,9 +58,6 @@ func (s *searcher) judge(step, sum float64) bool {
 	l := s.layout()
 	res := validate.CheckWith(l, &diag.List{File: s.spec.File}, s.grids)
 	s.res.Checked++
-	if s.req.Progress != nil && s.res.Checked%4096 == 0 {
-		s.req.Progress(s.res.Checked)
-	}
 	errs, warns := res.Diags.Count()
 	if errs > 0 {
 		if s.atBase() {

@@ -81,8 +81,8 @@ func (Model) Accepts(spec *layout.Layout, m *layout.Module, c *Choice) bool {
 	if m.Model == nil {
 		return true
 	}
-	for _, v := range model.Check(m.Model.Config, parallel(c), spec.ModelTraining(c.DP)) {
-		if diag.SeverityOf(diag.RuleID(v.Rule)) == diag.Error {
+	for _, r := range model.Rules(m.Model.Config, parallel(c), spec.ModelTraining(c.DP)) {
+		if diag.SeverityOf(diag.RuleID(r)) == diag.Error {
 			return false
 		}
 	}

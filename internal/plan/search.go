@@ -40,8 +40,9 @@ type Request struct {
 	GPUMemory float64
 	// Top is how many candidates to keep; 0 keeps every valid one (--all).
 	Top int
-	// Progress, when set, is called now and then with the number of
-	// candidates checked so far.
+	// Progress, when set, is called at each placement the search visits
+	// with the number of candidates checked so far (often: it must be
+	// cheap).
 	Progress func(checked int)
 }
 
@@ -81,6 +82,7 @@ type searcher struct {
 	// free marks the modules whose expert sizes the search leaves to
 	// judge.go (Estimator.ExpertFree).
 	free []bool
+	divs divCache
 	took bool // the last candidate judged was valid
 	// lang is the index of the language module, order the modules in the
 	// order their sizes are chosen (language first: the encoders'
@@ -137,7 +139,7 @@ func Search(req *Request) (*Result, error) {
 	if err := req.HW.Check(); err != nil {
 		return nil, err
 	}
-	s := &searcher{req: req, spec: spec, lang: -1, grids: validate.NewGrids(), facts: map[[2]int]*fact{}, accepted: map[badKey]bool{}, bad: map[badKey]bool{}, badPair: map[pairKey]bool{}, dead: map[deadKey]bool{}, lbAts: map[[3]int]float64{}, ranks: map[rankKey]*ranked{}, bfacts: map[[2]int]*fact{}}
+	s := &searcher{req: req, spec: spec, lang: -1, grids: validate.NewGrids(), facts: map[[2]int]*fact{}, accepted: map[badKey]bool{}, bad: map[badKey]bool{}, badPair: map[pairKey]bool{}, dead: map[deadKey]bool{}, lbAts: map[[3]int]float64{}, ranks: map[rankKey]*ranked{}, bfacts: map[[2]int]*fact{}, divs: divCache{}}
 	s.job = job{hw: req.HW, mbs: 1, samples: spec.WorldSize}
 	if spec.Cluster != nil && spec.Cluster.Nodes > 1 {
 		s.job.gpn = spec.Cluster.GPUsPerNode

@@ -56,9 +56,27 @@ func divisors(n int) []int {
 	return lo
 }
 
+var one = []int{1}
+
+// divCache memoizes divisors (nil: none); its slices are shared, never
+// changed.
+type divCache map[int][]int
+
+func (c divCache) divisors(n int) []int {
+	if c == nil {
+		return divisors(n)
+	}
+	d, ok := c[n]
+	if !ok {
+		d = divisors(n)
+		c[n] = d
+	}
+	return d
+}
+
 // values returns the values a size may take: the given one when the spec
 // fixes it, 1 when it stays closed, else the divisors of n accepted by ok.
-func values(m *layout.Module, field string, fixed int, open bool, n int, ok func(int) bool) []int {
+func values(c divCache, m *layout.Module, field string, fixed int, open bool, n int, ok func(int) bool) []int {
 	if m.Given(field) {
 		if n%fixed == 0 && (ok == nil || ok(fixed)) {
 			return []int{fixed}
@@ -66,10 +84,13 @@ func values(m *layout.Module, field string, fixed int, open bool, n int, ok func
 		return nil
 	}
 	if !open {
-		return []int{1}
+		return one
+	}
+	if ok == nil {
+		return c.divisors(n)
 	}
 	var out []int
-	for _, d := range divisors(n) {
+	for _, d := range c.divisors(n) {
 		if ok == nil || ok(d) {
 			out = append(out, d)
 		}
@@ -84,26 +105,30 @@ func values(m *layout.Module, field string, fixed int, open bool, n int, ok func
 // decides. lanes, when not nil, leaves out the dp and gtp_remat it refuses
 // before the expert sizes are listed; base keeps only the first expert
 // sizes of each (expertSizes lists the others).
-func factorizations(m *layout.Module, n int, opt Options, lanes func(dp, gtp int) bool, base bool) []Sizes {
+func factorizations(c divCache, m *layout.Module, n int, opt Options, lanes func(dp, gtp int) bool, base bool) []Sizes {
 	var out []Sizes
 	maxTP := func(t int) bool { return m.MaxTP == 0 || t <= m.MaxTP }
 	layers := 0
 	if opt.Layers != nil {
 		layers = opt.Layers(m)
 	}
-	for _, tp := range values(m, "tp", m.TP, true, n, maxTP) {
-		for _, gtp := range values(m, "gtp_remat", m.GTPRemat, opt.GTP, n/tp, nil) {
-			for _, cp := range values(m, "cp", m.CP, true, n/(tp*gtp), nil) {
-				for _, pp := range values(m, "pp", m.PP, true, n/(tp*gtp*cp), nil) {
+	for _, tp := range values(c, m, "tp", m.TP, true, n, maxTP) {
+		for _, gtp := range values(c, m, "gtp_remat", m.GTPRemat, opt.GTP, n/tp, nil) {
+			for _, cp := range values(c, m, "cp", m.CP, true, n/(tp*gtp), nil) {
+				for _, pp := range values(c, m, "pp", m.PP, true, n/(tp*gtp*cp), nil) {
 					dp := n / (tp * gtp * cp * pp)
 					if m.Given("dp") && m.DP != dp || lanes != nil && !lanes(dp, gtp) {
 						continue
 					}
 					for _, vpp := range vppValues(m, pp, layers) {
-						for _, ep := range values(m, "ep", m.EP, true, n/pp, epOK(m)) {
-							ex := expertSizes(m, n, pp, ep, opt)
+						for _, ep := range values(c, m, "ep", m.EP, true, n/pp, epOK(m)) {
+							var ex [][2]int
 							if base {
-								ex = ex[:min(1, len(ex))]
+								if x, ok := firstExpert(c, m, n, pp, ep, opt); ok {
+									ex = [][2]int{x}
+								}
+							} else {
+								ex = expertSizes(c, m, n, pp, ep, opt)
 							}
 							for _, x := range ex {
 								out = append(out, Sizes{TP: tp, GTPRemat: gtp, CP: cp, PP: pp, VPP: vpp, DP: dp, EP: ep, ExptTP: x[0], ExptGTPRemat: x[1]})
@@ -119,14 +144,24 @@ func factorizations(m *layout.Module, n int, opt Options, lanes func(dp, gtp int
 
 // expertSizes lists the (expt_tp, expt_gtp_remat) of m on n ranks with pp
 // and ep, in the order of less: expt_tp first, each ascending.
-func expertSizes(m *layout.Module, n, pp, ep int, opt Options) [][2]int {
+func expertSizes(c divCache, m *layout.Module, n, pp, ep int, opt Options) [][2]int {
 	var out [][2]int
-	for _, etp := range values(m, "expt_tp", m.ExptTP, true, n/(pp*ep), nil) {
-		for _, egtp := range values(m, "expt_gtp_remat", m.ExptGTPRemat, opt.GTP, n/(pp*ep*etp), nil) {
+	for _, etp := range values(c, m, "expt_tp", m.ExptTP, true, n/(pp*ep), nil) {
+		for _, egtp := range values(c, m, "expt_gtp_remat", m.ExptGTPRemat, opt.GTP, n/(pp*ep*etp), nil) {
 			out = append(out, [2]int{etp, egtp})
 		}
 	}
 	return out
+}
+
+// firstExpert is expertSizes' first, without listing the others.
+func firstExpert(c divCache, m *layout.Module, n, pp, ep int, opt Options) ([2]int, bool) {
+	for _, etp := range values(c, m, "expt_tp", m.ExptTP, true, n/(pp*ep), nil) {
+		if g := values(c, m, "expt_gtp_remat", m.ExptGTPRemat, opt.GTP, n/(pp*ep*etp), nil); len(g) > 0 {
+			return [2]int{etp, g[0]}, true
+		}
+	}
+	return [2]int{}, false
 }
 
 // epOK is the divisibility every ep meets: num_experts divisible by ep
