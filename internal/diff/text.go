@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/mimoplan/mimoplan/internal/english"
 )
 
 // WriteText prints the report for people, lines at most width wide where
@@ -137,13 +139,13 @@ func (r *Report) Verdict() string {
 	}
 	var parts []string
 	if changed > 0 {
-		parts = append(parts, fmt.Sprintf("%s change in %s", plural(kinds, "group kind"), plural(changed, "module")))
+		parts = append(parts, fmt.Sprintf("%s change in %s", english.Plural(kinds, "group kind"), english.Plural(changed, "module")))
 	}
 	if added > 0 {
-		parts = append(parts, plural(added, "module")+" added")
+		parts = append(parts, english.Plural(added, "module")+" added")
 	}
 	if removed > 0 {
-		parts = append(parts, plural(removed, "module")+" removed")
+		parts = append(parts, english.Plural(removed, "module")+" removed")
 	}
 	return "groups differ: " + strings.Join(parts, ", ")
 }
@@ -167,13 +169,6 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // groupTable lists the kinds whose groups change, kinds with the same
