@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -74,70 +72,3 @@ func TestParseHostfileLongLine(t *testing.T) {
 type errReader struct{}
 
 func (errReader) Read([]byte) (int, error) { return 0, errors.New("disk on fire") }
-
-func TestWriteFile(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "plan.sh")
-	require.NoError(t, WriteFile(path, 0o755, func(w io.Writer) error {
-		_, err := io.WriteString(w, "#!/bin/sh\n")
-		return err
-	}))
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	assert.Equal(t, "#!/bin/sh\n", string(b))
-	st, err := os.Stat(path)
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o755), st.Mode().Perm())
-
-	// A write that fails half way leaves the old plan and no temporary file.
-	err = WriteFile(path, 0o755, func(w io.Writer) error {
-		if _, err := io.WriteString(w, strings.Repeat("half a plan\n", 10000)); err != nil {
-			return err
-		}
-		return errors.New("boom")
-	})
-	require.ErrorContains(t, err, "boom")
-	b, _ = os.ReadFile(path)
-	assert.Equal(t, "#!/bin/sh\n", string(b), "the old plan is untouched")
-	entries, _ := os.ReadDir(dir)
-	assert.Len(t, entries, 1, "no temporary file is left behind")
-
-	fresh := filepath.Join(dir, "new.json")
-	require.Error(t, WriteFile(fresh, 0o644, func(io.Writer) error { return errors.New("boom") }))
-	assert.NoFileExists(t, fresh)
-	entries, _ = os.ReadDir(dir)
-	assert.Len(t, entries, 1)
-
-	assert.ErrorContains(t, WriteFile(filepath.Join(dir, "no", "such", "dir.sh"), 0o755, func(io.Writer) error { return nil }), "no such file")
-	// Over a directory: the rename fails and the directory stays.
-	sub := filepath.Join(dir, "sub")
-	require.NoError(t, os.Mkdir(sub, 0o755))
-	assert.Error(t, WriteFile(sub, 0o644, func(io.Writer) error { return nil }))
-	assert.DirExists(t, sub)
-	entries, _ = os.ReadDir(dir)
-	assert.Len(t, entries, 2)
-}
-
-func TestSameFile(t *testing.T) {
-	dir := t.TempDir()
-	t.Chdir(dir)
-	a := filepath.Join(dir, "a.yaml")
-	require.NoError(t, os.WriteFile(a, nil, 0o644))
-	require.NoError(t, os.Symlink(a, filepath.Join(dir, "link.yaml")))
-	require.NoError(t, os.Link(a, filepath.Join(dir, "hard.yaml")))
-	tests := []struct {
-		a, b string
-		want bool
-	}{
-		{a, "a.yaml", true},
-		{"a.yaml", "./sub/../a.yaml", true},
-		{"link.yaml", a, true},
-		{"hard.yaml", "a.yaml", true},
-		{"new.json", "./new.json", true}, // neither exists yet: by path
-		{"a.yaml", "new.json", false},
-		{"new.json", "other.json", false},
-	}
-	for _, tt := range tests {
-		assert.Equal(t, tt.want, SameFile(tt.a, tt.b), "%s, %s", tt.a, tt.b)
-	}
-}

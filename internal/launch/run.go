@@ -2,6 +2,7 @@ package launch
 
 import (
 	"fmt"
+	"github.com/mimoplan/mimoplan/internal/atomicfile"
 	"io"
 	"path/filepath"
 	"regexp"
@@ -157,19 +158,19 @@ func Run(stdout, stderr io.Writer, t *topo.Topology, warnings *diag.List, r Requ
 	if err := Check(r.Format, plan); err != nil {
 		return exitcode.Usagef("%v", err)
 	}
-	var files []File
+	var files []atomicfile.File
 	if topoPath != "" {
-		files = append(files, File{Path: topoPath, Mode: 0o644, Write: func(w io.Writer) error {
+		files = append(files, atomicfile.File{Path: topoPath, Mode: 0o644, Write: func(w io.Writer) error {
 			_, err := w.Write(plan.Topology)
 			return err
 		}})
 	}
 	if r.Out != "" {
-		files = append(files, File{Path: r.Out, Mode: FileMode(r.Format), Write: func(w io.Writer) error {
+		files = append(files, atomicfile.File{Path: r.Out, Mode: FileMode(r.Format), Write: func(w io.Writer) error {
 			return Write(w, r.Format, plan)
 		}})
 	}
-	if err := WriteFiles(files...); err != nil {
+	if err := atomicfile.WriteFiles(files...); err != nil {
 		return exitcode.Usagef("%v", err)
 	}
 	if topoPath != "" {
@@ -219,7 +220,7 @@ func (r *Request) resolveHosts(t *topo.Topology) error {
 // MIMOPLAN_TOPOLOGY names (a file system every node shares); otherwise the
 // plan carries the topology itself.
 func (r *Request) topologyPath() (string, error) {
-	if r.Out != "" && SameFile(r.Out, r.LayoutPath) {
+	if r.Out != "" && atomicfile.SameFile(r.Out, r.LayoutPath) {
 		return "", exitcode.Usagef("--out %s is the layout file: writing there would overwrite the layout", r.Out)
 	}
 	path := r.TopologyOut
@@ -230,10 +231,10 @@ func (r *Request) topologyPath() (string, error) {
 	if err != nil {
 		return "", exitcode.Usagef("topology path: %v", err)
 	}
-	if SameFile(path, r.LayoutPath) {
+	if atomicfile.SameFile(path, r.LayoutPath) {
 		return "", exitcode.Usagef("the topology file %s is the layout file: writing there would overwrite the layout", path)
 	}
-	if r.Out != "" && SameFile(path, r.Out) {
+	if r.Out != "" && atomicfile.SameFile(path, r.Out) {
 		return "", exitcode.Usagef("--topology-out and --out are the same file, %s: the plan would overwrite the topology", r.Out)
 	}
 	r.Options.TopologyPath = abs

@@ -2,6 +2,7 @@ package preflight
 
 import (
 	"fmt"
+	"github.com/mimoplan/mimoplan/internal/atomicfile"
 	"io"
 	"path/filepath"
 
@@ -67,7 +68,7 @@ func emitPlan(stdout, stderr io.Writer, t *topo.Topology, lo launch.Options, o O
 		return fmt.Errorf("emit: %w", err)
 	}
 	path := filepath.Join(o.Dir, planFile[format])
-	if err := launch.WriteFile(path, launch.FileMode(format), func(w io.Writer) error {
+	if err := atomicfile.WriteFile(path, launch.FileMode(format), func(w io.Writer) error {
 		return launch.Write(w, format, plan)
 	}); err != nil {
 		return err

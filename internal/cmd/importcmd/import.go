@@ -4,6 +4,7 @@ package importcmd
 
 import (
 	"fmt"
+	"github.com/mimoplan/mimoplan/internal/atomicfile"
 	"io"
 	"os"
 
@@ -13,7 +14,6 @@ import (
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/exitcode"
 	"github.com/mimoplan/mimoplan/internal/importer"
-	"github.com/mimoplan/mimoplan/internal/launch"
 )
 
 // Options are the settings of both import commands.
@@ -97,7 +97,7 @@ func write(o *Options, l *importer.Layout) error {
 		_, err := io.WriteString(o.IO.Out, text)
 		return err
 	}
-	if err := launch.WriteFile(o.Out, 0o644, func(w io.Writer) error {
+	if err := atomicfile.WriteFile(o.Out, 0o644, func(w io.Writer) error {
 		_, err := io.WriteString(w, text)
 		return err
 	}); err != nil {

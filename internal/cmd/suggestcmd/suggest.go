@@ -2,7 +2,6 @@
 package suggestcmd
 
 import (
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -10,8 +9,6 @@ import (
 	"github.com/mimoplan/mimoplan/internal/cmdutil"
 	"github.com/mimoplan/mimoplan/internal/exitcode"
 	"github.com/mimoplan/mimoplan/internal/gpuprobe"
-	"github.com/mimoplan/mimoplan/internal/launch"
-	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/plan"
 )
 
@@ -81,41 +78,13 @@ func suggestRun(o *Options) error {
 	if err != nil {
 		return err
 	}
-	stdout, stderr := o.IO.Out, o.IO.ErrOut
-	data, err := layout.ReadRegular(o.Spec, "spec")
-	if err != nil {
-		return exitcode.Wrap(exitcode.Usage, err)
+	r := plan.SuggestRequest{SpecPath: o.Spec, Top: o.Top, GTP: o.GTP, HW: hw, Format: o.Format, Out: o.Out,
+		Progress: func() (func(int), func()) { return cmdutil.Progress(o.IO.ErrOut) }}
+	if o.All {
+		r.Top = 0
 	}
-	var probe func() (*gpuprobe.Snapshot, error)
 	if o.Probe {
-		probe = o.ProbeLocal
+		r.Probe = o.ProbeLocal
 	}
-	spec, err := plan.ReadSpec(stderr, o.Spec, data, probe)
-	if err != nil {
-		return err
-	}
-	req := &plan.Request{Spec: spec, Options: plan.Options{GTP: o.GTP, Layers: plan.Layers}, Est: plan.Model{}, HW: hw, GPUMemory: float64(spec.GPUMemory)}
-	if !o.All {
-		req.Top = o.Top
-	}
-	var done func()
-	req.Progress, done = cmdutil.Progress(stderr)
-	defer done()
-	res, err := plan.Search(req)
-	if err != nil {
-		return exitcode.Wrap(exitcode.Invalid, err)
-	}
-	if err := plan.Print(stdout, o.Format, res); err != nil {
-		return err
-	}
-	if len(res.Candidates) == 0 {
-		return exitcode.Silent(exitcode.Invalid)
-	}
-	if o.Out != "" {
-		best := &res.Candidates[0]
-		if err := launch.WriteFile(o.Out, 0o644, func(w io.Writer) error { return plan.WriteLayout(w, data, best) }); err != nil {
-			return exitcode.Wrap(exitcode.Usage, err)
-		}
-	}
-	return nil
+	return plan.Suggest(o.IO.Out, o.IO.ErrOut, r)
 }

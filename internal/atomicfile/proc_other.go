@@ -1,6 +1,6 @@
 //go:build !unix
 
-package launch
+package atomicfile
 
 // processRuns cannot tell here, so every leftover is kept.
 func processRuns(int) bool { return true }

@@ -1,4 +1,6 @@
-package launch
+// Package atomicfile writes files so that no reader ever sees half of
+// one: whole or not at all, several together (a plan and its topology).
+package atomicfile
 
 import (
 	"bufio"

@@ -1,6 +1,6 @@
 //go:build unix
 
-package launch
+package atomicfile
 
 import (
 	"errors"
