@@ -3,6 +3,7 @@ package layout
 import (
 	"errors"
 	"fmt"
+	"github.com/mimoplan/mimoplan/internal/grid"
 	"io"
 	"math"
 	"os"
@@ -65,13 +66,16 @@ func (p *parser) training(fs map[string]field) {
 	}
 }
 
-// ModelTraining returns the model package's training options for a module
-// of the layout: the training block, the batch, and the module's dp.
-func (l *Layout) ModelTraining(dp int) model.Training {
+// ModelTraining returns the model package's training options for module
+// m of the layout: the training block, the batch, and the module's dp.
+// Sequence parallelism is the language module's alone: Megatron-LM's MIMO
+// providers give it to the language model, and encoders run without it
+// (examples/mimo/model_providers/llava_vlm.py:71, radio_encoder.py:127).
+func (l *Layout) ModelTraining(m *Module, dp int) model.Training {
 	var t model.Training
 	if l.Training != nil {
 		t.UseDistributedOptimizer = l.Training.UseDistributedOptimizer
-		t.SequenceParallel = l.Training.SequenceParallel
+		t.SequenceParallel = l.Training.SequenceParallel && m.Name == grid.LanguageModule
 		t.RecomputeGranularity = l.Training.RecomputeGranularity
 	}
 	t.MicroBatchSize = 1

@@ -58,7 +58,7 @@ func (Model) Memory(spec *layout.Layout, m *layout.Module, c *Choice) (float64, 
 	if m.Model == nil {
 		return 0, 0, false
 	}
-	t := spec.ModelTraining(c.DP)
+	t := spec.ModelTraining(m, c.DP)
 	t.NumMicrobatches = 1
 	switch b := spec.Batch; {
 	case b == nil:
@@ -81,7 +81,7 @@ func (Model) Accepts(spec *layout.Layout, m *layout.Module, c *Choice) bool {
 	if m.Model == nil {
 		return true
 	}
-	for _, r := range model.Rules(m.Model.Config, parallel(c), spec.ModelTraining(c.DP)) {
+	for _, r := range model.Rules(m.Model.Config, parallel(c), spec.ModelTraining(m, c.DP)) {
 		if diag.SeverityOf(diag.RuleID(r)) == diag.Error {
 			return false
 		}

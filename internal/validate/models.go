@@ -79,13 +79,7 @@ func (c *checker) training(i int) model.Training {
 	if m != nil {
 		dp = m.DP
 	}
-	t := c.l.ModelTraining(dp)
-	if c.l.Modules[i].Name != grid.LanguageModule {
-		// Megatron-LM's MIMO providers give sequence parallelism to the
-		// language model only; encoders run without it
-		// (examples/mimo/model_providers/llava_vlm.py:71, radio_encoder.py:127).
-		t.SequenceParallel = false
-	}
+	t := c.l.ModelTraining(&c.l.Modules[i], dp)
 	b := c.l.Batch
 	if b == nil || m == nil {
 		return t
