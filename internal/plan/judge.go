@@ -51,7 +51,7 @@ func (s *searcher) experts(i int, step, sum float64) bool {
 // sum, and keeps it or learns from it; false when it cannot enter the
 // kept set.
 func (s *searcher) judge(step, sum float64) bool {
-	if s.beyond(step, sum) || s.req.Top > 0 && len(s.kept) == s.req.Top && step == s.threshold() && sum == s.kept[0].Score.SumSeconds &&
+	if s.full || s.beyond(step, sum) || s.req.Top > 0 && len(s.kept) == s.req.Top && step == s.threshold() && sum == s.kept[0].Score.SumSeconds &&
 		!lexLess(s.cur, s.kept[0].Modules) {
 		return false // a tie enters only by smaller sizes (less)
 	}
@@ -77,7 +77,7 @@ func (s *searcher) judge(step, sum float64) bool {
 		s.miss(slices.Clone(s.cur), 0, blocks...)
 		return true
 	}
-	c := Candidate{Modules: slices.Clone(s.cur), Layout: l}
+	c := Candidate{Modules: slices.Clone(s.cur), Machine: l.Machine}
 	c.Score = Score{StepSeconds: step, SumSeconds: sum, Samples: s.job.samples, Warnings: warns, Modules: slices.Clone(s.times)}
 	for _, e := range res.Estimates { // validate's own figure, the one it checked
 		t := &c.Score.Modules[e.Index]

@@ -45,6 +45,10 @@ func compareChoice(a, b *Choice) int {
 // keep adds c to the kept set; with Top, a max-heap of the Top best.
 func (s *searcher) keep(c Candidate) {
 	if s.req.Top == 0 {
+		if len(s.kept) == s.limit() {
+			s.full = true
+			return
+		}
 		s.kept = append(s.kept, c)
 		return
 	}

@@ -67,8 +67,8 @@ func WriteLayout(w io.Writer, spec []byte, c *Candidate) error {
 			set(n, "expt_gtp_remat", ch.ExptGTPRemat)
 		}
 	}
-	if c.Layout != nil && c.Layout.Machine != nil {
-		setMachine(root, c.Layout.Machine)
+	if c.Machine != nil {
+		setMachine(root, c.Machine)
 	}
 	root.HeadComment = strings.TrimSpace(why(c) + "\n" + root.HeadComment)
 	doc.HeadComment = ""

@@ -121,6 +121,9 @@ func permute(a []int, k int, visit func([]int)) {
 // sizes chooses every module's factorization for one placement, in
 // s.order, pruning with the score bound.
 func (s *searcher) sizes(off, n []int) {
+	if s.full {
+		return
+	}
 	if s.req.Progress != nil {
 		s.req.Progress(s.res.Checked)
 	}

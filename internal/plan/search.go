@@ -40,6 +40,9 @@ type Request struct {
 	GPUMemory float64
 	// Top is how many candidates to keep; 0 keeps every valid one (--all).
 	Top int
+	// Limit bounds the candidates --all keeps (0: MaxAll): past it the
+	// search stops with an error rather than run out of memory.
+	Limit int
 	// Progress, when set, is called at each placement the search visits
 	// with the number of candidates checked so far (often: it must be
 	// cheap).
@@ -50,8 +53,9 @@ type Request struct {
 type Candidate struct {
 	Score   Score    `json:"score" yaml:"score"`
 	Modules []Choice `json:"modules" yaml:"modules"`
-	// Layout is the candidate as validate checked it.
-	Layout *layout.Layout `json:"-" yaml:"-"`
+	// Machine is the node the spec was planned on (suggest --probe), nil
+	// for the spec's own cluster.
+	Machine *layout.Machine `json:"-" yaml:"-"`
 }
 
 // Miss is a candidate that failed, with what blocks it.
@@ -74,6 +78,10 @@ type Result struct {
 
 const maxMisses = 5
 
+// MaxAll is how many candidates --all keeps at most: every one is held to
+// be sorted, at about a kilobyte each.
+const MaxAll = 1 << 20
+
 type searcher struct {
 	req    *Request
 	spec   *layout.Layout
@@ -84,6 +92,7 @@ type searcher struct {
 	free []bool
 	divs divCache
 	took bool // the last candidate judged was valid
+	full bool // --all passed its Limit: the search stops
 	// lang is the index of the language module, order the modules in the
 	// order their sizes are chosen (language first: the encoders'
 	// micro-batch counts depend on it).
@@ -172,6 +181,9 @@ func Search(req *Request) (*Result, error) {
 	s.curE = make([]*entry, len(spec.Modules))
 	s.times = make([]ModuleTime, len(spec.Modules))
 	s.placements()
+	if s.full {
+		return nil, fmt.Errorf("more than %d valid layouts: --all holds every one to sort them; use --top K, or fix more of the spec's sizes", s.limit())
+	}
 	s.finish()
 	return &s.res, nil
 }
@@ -183,6 +195,13 @@ func (s *searcher) threshold() float64 {
 		return math.Inf(1)
 	}
 	return s.kept[0].Score.StepSeconds
+}
+
+func (s *searcher) limit() int {
+	if s.req.Limit > 0 {
+		return s.req.Limit
+	}
+	return MaxAll
 }
 
 // beyond reports whether every candidate whose step time is at least step

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -72,4 +73,29 @@ func TestStepModelParts(t *testing.T) {
 	far := j.time(&c, &s, m, 1e9)
 	assert.InDelta(t, tm.TP*8, far.TP, 1e-9)
 	assert.Greater(t, far.Total, tm.Total)
+}
+
+// --all past its limit stops with an error that says what to do, rather
+// than hold every candidate until memory runs out.
+func TestAllLimit(t *testing.T) {
+	src := "version: 1\ncluster: {nodes: 2, gpus_per_node: 4}\nbatch: {micro_batch_size: 1, global_batch_size: 32}\nmodules:\n" +
+		"  - name: vision\n  - name: language\n    num_experts: 4\n"
+	spec, d := layout.ParseSpec("s.yaml", []byte(src))
+	require.Empty(t, d.Items)
+	req := &Request{Spec: spec, Est: toyEstimator{weights: 8e9}, HW: GPUs["H100"], GPUMemory: 6e9}
+	all, err := Search(req)
+	require.NoError(t, err)
+	n := len(all.Candidates)
+	require.Greater(t, n, 10)
+	req.Limit = n
+	_, err = Search(req)
+	require.NoError(t, err, "exactly the limit is fine")
+	req.Limit = n - 1
+	_, err = Search(req)
+	require.ErrorContains(t, err, fmt.Sprintf("more than %d valid layouts", n-1))
+	require.ErrorContains(t, err, "--top K")
+	req.Top = 5 // --top keeps K, whatever the limit
+	res, err := Search(req)
+	require.NoError(t, err)
+	assert.Len(t, res.Candidates, 5)
 }
