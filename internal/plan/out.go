@@ -91,7 +91,7 @@ func why(c *Candidate) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Written by mimoplan suggest. Estimated step: %.3f s per global batch of %d samples", s.StepSeconds, s.Samples)
 	if s.Warnings > 0 {
-		fmt.Fprintf(&b, ", %d locality warning(s)", s.Warnings)
+		fmt.Fprintf(&b, ", %d warning(s) that mimoplan validate names", s.Warnings)
 	}
 	b.WriteString(" (docs/suggest.md).\n")
 	for _, m := range s.Modules {
