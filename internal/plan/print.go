@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bufio"
 	"encoding/json"
 	"io"
 
@@ -12,11 +13,11 @@ import (
 func Print(w io.Writer, format string, res *Result) error {
 	switch format {
 	case "json":
-		if res.Candidates == nil {
+		if len(res.Candidates) == 0 {
 			res.Candidates = []Candidate{}
+			return json.NewEncoder(w).Encode(res)
 		}
-		enc := json.NewEncoder(w)
-		return enc.Encode(res)
+		return printJSON(w, res.Candidates)
 	case "yaml":
 		enc := yaml.NewEncoder(w)
 		enc.SetIndent(2)
@@ -29,4 +30,24 @@ func Print(w io.Writer, format string, res *Result) error {
 		return printMisses(w, res.Misses)
 	}
 	return printTable(w, res.Candidates)
+}
+
+// printJSON writes the candidates as encoding/json writes a Result
+// without misses, one candidate at a time: --all's output can be half a
+// gigabyte, and held whole it would double the memory the candidates take.
+func printJSON(w io.Writer, cs []Candidate) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString(`{"candidates":[`)
+	for i := range cs {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		b, err := json.Marshal(&cs[i])
+		if err != nil {
+			return err
+		}
+		bw.Write(b)
+	}
+	bw.WriteString("]}\n")
+	return bw.Flush()
 }
