@@ -36,14 +36,11 @@ func (s *searcher) lbFull(i, n int) float64 {
 // time in the placement.
 func (s *searcher) lbAt(i, off, n int) float64 {
 	key := [3]int{i, s.job.offClass(off), n}
-	if v, ok := s.lbAts[key]; ok {
+	if v, ok := s.lbAts.get(key); ok {
 		return v
 	}
 	v := s.minTime(i, off, n, &s.job)
-	if len(s.lbAts) >= maxEntries {
-		clear(s.lbAts) // bounded memory
-	}
-	s.lbAts[key] = v
+	s.lbAts.put(key, v, 1)
 	return v
 }
 
@@ -53,10 +50,10 @@ func (s *searcher) lbAt(i, off, n int) float64 {
 // module and size, the search for few).
 func (s *searcher) boundFact(i, n int) *fact {
 	key := [2]int{i, n}
-	if f, ok := s.facts[key]; ok {
+	if f, ok := s.facts.get(key); ok {
 		return f
 	}
-	if f, ok := s.bfacts[key]; ok {
+	if f, ok := s.bfacts.get(key); ok {
 		return f
 	}
 	var keep func(dp, gtp int) bool
@@ -64,12 +61,7 @@ func (s *searcher) boundFact(i, n int) *fact {
 		keep = s.wholeSteps
 	}
 	f := s.newFact(i, n, keep)
-	if s.nbfact+len(f.es) > maxEntries {
-		clear(s.bfacts) // bounded memory
-		s.nbfact = 0
-	}
-	s.bfacts[key] = f
-	s.nbfact += len(f.es)
+	s.bfacts.put(key, f, len(f.es))
 	return f
 }
 

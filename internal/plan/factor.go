@@ -96,24 +96,15 @@ type fact struct {
 	listed  bool
 }
 
-// maxEntries bounds the memoized factorizations; past it the memo starts
-// afresh, so that memory stays bounded at any cluster size.
-const maxEntries = 1 << 19
-
 // entries lists module i's factorizations of n ranks (space.go), cheapest
 // lower bound first.
 func (s *searcher) fact(i, n int) *fact {
 	key := [2]int{i, n}
-	if f, ok := s.facts[key]; ok {
+	if f, ok := s.facts.get(key); ok {
 		return f
 	}
 	f := s.newFact(i, n, nil)
-	if s.nfact+len(f.es) > maxEntries {
-		clear(s.facts)
-		s.nfact = 0
-	}
-	s.facts[key] = f
-	s.nfact += len(f.es)
+	s.facts.put(key, f, len(f.es))
 	return f
 }
 
@@ -205,13 +196,10 @@ func (s *searcher) accepts(i int, c *Choice) bool {
 	if a, ok := s.req.Est.(acceptsKeyer); ok {
 		k.z = a.AcceptsKey(&s.spec.Modules[i], c.Sizes)
 	}
-	ok, seen := s.accepted[k]
+	ok, seen := s.accepted.get(k)
 	if !seen {
 		ok = s.req.Est.Accepts(s.spec, &s.spec.Modules[i], c)
-		if len(s.accepted) >= maxEntries {
-			clear(s.accepted) // bounded memory
-		}
-		s.accepted[k] = ok
+		s.accepted.put(k, ok, 1)
 	}
 	return ok
 }

@@ -63,20 +63,17 @@ func (s *searcher) deadKey(i, n int) deadKey {
 }
 
 func (s *searcher) markDead(i, n int) {
-	if len(s.dead) >= maxEntries {
-		clear(s.dead) // bounded memory
-	}
-	s.dead[s.deadKey(i, n)] = true
+	s.dead.put(s.deadKey(i, n), true, 1)
 }
 
 // deadAhead reports whether a module after position p of the order is
 // dead beside the language module as chosen now.
 func (s *searcher) deadAhead(p int, n []int) bool {
-	if s.lang < 0 || len(s.dead) == 0 {
+	if s.lang < 0 || s.dead.n == 0 {
 		return false
 	}
 	for _, i := range s.order[p+1:] {
-		if s.dead[s.deadKey(i, n[i])] {
+		if dead, _ := s.dead.get(s.deadKey(i, n[i])); dead {
 			return true
 		}
 	}
@@ -126,14 +123,14 @@ func (s *searcher) markBad(i int) {
 	c := &s.cur[i]
 	s.bad[badKey{i, s.job.colocated, c.NumRanks, c.Sizes}] = true
 	s.curE[i].bad[col(s.job.colocated)] = true
-	if f, ok := s.bfacts[[2]int{i, c.NumRanks}]; ok {
+	if f, ok := s.bfacts.get([2]int{i, c.NumRanks}); ok {
 		for j := range f.es {
 			if f.es[j].z == c.Sizes {
 				f.es[j].bad[col(s.job.colocated)] = true
 			}
 		}
 	}
-	clear(s.lbAts)
+	s.lbAts.reset()
 	if s.lbs != nil && s.lbs[i] != nil && !math.IsNaN(s.lbs[i][c.NumRanks]) {
 		// lbFull leaves out what is refused. Recomputed now, so that a
 		// known bound never falls (bestFirst's bands rely on it).

@@ -60,7 +60,7 @@ func (s *searcher) rank(i, off, n int) *ranked {
 		l := &s.cur[s.lang]
 		key.langDP, key.langLanes = l.DP, l.DP*l.GTPRemat
 	}
-	if r, ok := s.ranks[key]; ok {
+	if r, ok := s.ranks.get(key); ok {
 		return r
 	}
 	f := s.fact(i, n)
@@ -88,11 +88,6 @@ func (s *searcher) rank(i, off, n int) *ranked {
 	for k, j := range idx {
 		out.es[k], out.times[k] = r.es[j], r.times[j]
 	}
-	if s.nranked+len(out.es) > maxEntries {
-		clear(s.ranks) // bounded memory
-		s.nranked = 0
-	}
-	s.ranks[key] = out
-	s.nranked += len(out.es)
+	s.ranks.put(key, out, len(out.es))
 	return out
 }

@@ -103,14 +103,11 @@ type searcher struct {
 	near float64
 
 	grids *validate.Grids
-	facts map[[2]int]*fact
-	// accepted memoizes Estimator.Accepts by module and sizes (dp aside:
-	// the model's rules read tp, cp, pp, vpp, ep and expt_tp).
-	accepted map[badKey]bool
-	nfact    int // entries in facts, to bound its memory
-	// bfacts and nbfact are the same for the bounds (bound.go).
-	bfacts map[[2]int]*fact
-	nbfact int
+	// facts memoizes each module's factorizations of a number of ranks,
+	// bfacts those the bounds read (bound.go); accepted memoizes
+	// Estimator.Accepts by module and AcceptsKey.
+	facts, bfacts memo[[2]int, *fact]
+	accepted      memo[badKey, bool]
 
 	// bad remembers the module sizes validate refused by a rule that
 	// reads nothing else (learned.go); colocatedBad the colocated
@@ -118,16 +115,14 @@ type searcher struct {
 	bad          map[badKey]bool
 	badPair      map[pairKey]bool
 	colocatedBad bool
-	dead         map[deadKey]bool
+	dead         memo[deadKey, bool]
 
 	// lbs memoizes lbFull by module and number of ranks (NaN: not yet);
 	// nmin is each module's fewest ranks within a band (bestfirst.go).
 	lbs   [][]float64
-	lbAts map[[3]int]float64
-	// ranks memoizes rank (ranked.go); nranked counts its entries.
-	ranks   map[rankKey]*ranked
-	nranked int
-	nmin    []int
+	lbAts memo[[3]int, float64]
+	ranks memo[rankKey, *ranked] // rank (ranked.go)
+	nmin  []int
 
 	// curE is the entry of each module's current choice.
 	curE []*entry
@@ -148,7 +143,7 @@ func Search(req *Request) (*Result, error) {
 	if err := req.HW.Check(); err != nil {
 		return nil, err
 	}
-	s := &searcher{req: req, spec: spec, lang: -1, grids: validate.NewGrids(), facts: map[[2]int]*fact{}, accepted: map[badKey]bool{}, bad: map[badKey]bool{}, badPair: map[pairKey]bool{}, dead: map[deadKey]bool{}, lbAts: map[[3]int]float64{}, ranks: map[rankKey]*ranked{}, bfacts: map[[2]int]*fact{}, divs: divCache{}}
+	s := &searcher{req: req, spec: spec, lang: -1, grids: validate.NewGrids(), bad: map[badKey]bool{}, badPair: map[pairKey]bool{}, divs: divCache{}}
 	s.job = job{hw: req.HW, mbs: 1, samples: spec.WorldSize}
 	if spec.Cluster != nil && spec.Cluster.Nodes > 1 {
 		s.job.gpn = spec.Cluster.GPUsPerNode

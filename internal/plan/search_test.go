@@ -15,11 +15,7 @@ import (
 // several tied candidates fill the last places is the search's choice),
 // and each of them is in the kept set.
 func TestTopIsHeadOfAll(t *testing.T) {
-	src := "version: 1\ncluster: {nodes: 2, gpus_per_node: 4}\nbatch: {micro_batch_size: 1, global_batch_size: 32}\nmodules:\n" +
-		"  - name: vision\n  - name: language\n    num_experts: 4\n"
-	spec, d := layout.ParseSpec("s.yaml", []byte(src))
-	require.Empty(t, d.Items)
-	req := &Request{Spec: spec, Est: toyEstimator{weights: 8e9}, HW: GPUs["H100"], GPUMemory: 6e9}
+	req := moeRequest(t)
 	all, err := Search(req)
 	require.NoError(t, err)
 	require.Greater(t, len(all.Candidates), 10)
@@ -78,11 +74,7 @@ func TestStepModelParts(t *testing.T) {
 // --all past its limit stops with an error that says what to do, rather
 // than hold every candidate until memory runs out.
 func TestAllLimit(t *testing.T) {
-	src := "version: 1\ncluster: {nodes: 2, gpus_per_node: 4}\nbatch: {micro_batch_size: 1, global_batch_size: 32}\nmodules:\n" +
-		"  - name: vision\n  - name: language\n    num_experts: 4\n"
-	spec, d := layout.ParseSpec("s.yaml", []byte(src))
-	require.Empty(t, d.Items)
-	req := &Request{Spec: spec, Est: toyEstimator{weights: 8e9}, HW: GPUs["H100"], GPUMemory: 6e9}
+	req := moeRequest(t)
 	all, err := Search(req)
 	require.NoError(t, err)
 	n := len(all.Candidates)
@@ -98,4 +90,15 @@ func TestAllLimit(t *testing.T) {
 	res, err := Search(req)
 	require.NoError(t, err)
 	assert.Len(t, res.Candidates, 5)
+}
+
+// moeRequest is --all on a vision encoder and an MoE language module on 8
+// GPUs, with the toy estimator: many candidates, some refused by memory.
+func moeRequest(t *testing.T) *Request {
+	t.Helper()
+	src := "version: 1\ncluster: {nodes: 2, gpus_per_node: 4}\nbatch: {micro_batch_size: 1, global_batch_size: 32}\nmodules:\n" +
+		"  - name: vision\n  - name: language\n    num_experts: 4\n"
+	spec, d := layout.ParseSpec("s.yaml", []byte(src))
+	require.Empty(t, d.Items)
+	return &Request{Spec: spec, Est: toyEstimator{weights: 8e9}, HW: GPUs["H100"], GPUMemory: 6e9}
 }
