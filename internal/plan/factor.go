@@ -96,8 +96,8 @@ type fact struct {
 	listed  bool
 }
 
-// entries lists module i's factorizations of n ranks (space.go), cheapest
-// lower bound first.
+// fact lists module i's factorizations of n ranks (space.go), cheapest
+// lower bound first, memoized.
 func (s *searcher) fact(i, n int) *fact {
 	key := [2]int{i, n}
 	if f, ok := s.facts.get(key); ok {
@@ -163,9 +163,9 @@ func (s *searcher) listOK(i, n int, f *fact) {
 	}
 }
 
-// prepare asks the model about an entry once: its own rules (model.Check,
-// the function validate runs for them, on the module's sizes alone), its
-// memory lower bound and its parameters.
+// prepare asks the model about an entry once: its own rules (the verdicts
+// of model.Check, which validate runs for them, on the module's sizes
+// alone), its memory lower bound and its parameters.
 func (s *searcher) prepare(i, n int, e *entry) {
 	if e.ready {
 		return
