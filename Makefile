@@ -39,6 +39,9 @@ demo: build
 	@echo '$$ mimoplan estimate layouts/three-module-4node.yaml   # memory per GPU and FLOPs of each model'
 	@./$(BIN) estimate layouts/three-module-4node.yaml 2>/dev/null
 	@echo
+	@echo '$$ mimoplan suggest testdata/suggest/three-1024gpu.yaml --top 2   # plan 1,024 GPUs for two encoders and Llama-3 70B'
+	@./$(BIN) suggest testdata/suggest/three-1024gpu.yaml --top 2
+	@echo
 	@echo '$$ mimoplan validate testdata/demo/broken.yaml   # a layout with mistakes: exit 1'
 	@./$(BIN) validate testdata/demo/broken.yaml; echo "exit code $$?"
 
