@@ -22,9 +22,7 @@ func (s *searcher) lbFull(i, n int) float64 {
 	if v := s.lbs[i][n]; !math.IsNaN(v) {
 		return v
 	}
-	k := s.job
-	k.gpn = 0
-	k.hw.NVLink = max(s.job.hw.NVLink, s.job.hw.Network)
+	k := s.job.fastest()
 	best := s.minTime(i, 0, n, &k)
 	s.lbs[i][n] = best
 	return best
@@ -70,7 +68,6 @@ func (s *searcher) boundFact(i, n int) *fact {
 // fit and that validate has not refused, with an encoder's most
 // micro-batches; +Inf when none.
 func (s *searcher) minTime(i, off, n int, k *job) float64 {
-	m := &s.spec.Modules[i]
 	best := math.Inf(1)
 	es := s.boundFact(i, n).es
 	for j := range es {
@@ -88,12 +85,20 @@ func (s *searcher) minTime(i, off, n int, k *job) float64 {
 		if !e.ok || e.over > 0 || e.bad[col(s.job.colocated)] {
 			continue
 		}
-		mb := s.job.microbatches(1)
-		if i == s.lang {
-			mb = s.job.microbatches(e.z.DP * e.z.GTPRemat)
-		}
-		c := Choice{Name: m.Name, RankOffset: off, NumRanks: n, Sizes: e.z}
-		best = min(best, k.time(&c, &s.shapes[i], mb, e.params).Total)
+		best = min(best, s.boundTime(i, off, n, e, k))
 	}
 	return best
+}
+
+// boundTime is entry e's time on n ranks at offset off by k's model with
+// the least bubble module i can get: an encoder's with the most
+// micro-batches any language split gives, the language module's with its
+// own.
+func (s *searcher) boundTime(i, off, n int, e *entry, k *job) float64 {
+	mb := s.job.microbatches(1)
+	if i == s.lang {
+		mb = s.job.microbatches(e.z.DP * e.z.GTPRemat)
+	}
+	c := Choice{Name: s.spec.Modules[i].Name, RankOffset: off, NumRanks: n, Sizes: e.z}
+	return k.time(&c, &s.shapes[i], mb, e.params).Total
 }

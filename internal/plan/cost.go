@@ -202,13 +202,20 @@ func (j *job) time(c *Choice, s *Shape, m int, params float64) ModuleTime {
 // frac is (k-1)/k, the share of a buffer a ring collective moves per GPU.
 func frac(k int) float64 { return float64(k-1) / float64(k) }
 
+// fastest is j with every group inside a node at the faster of the two
+// bandwidths: its times are at most j's, at any offset.
+func (j *job) fastest() job {
+	k := *j
+	k.gpn = 0
+	k.hw.NVLink = max(j.hw.NVLink, j.hw.Network)
+	return k
+}
+
 // lowerBound is a lower bound of a module's time whatever its offset and
 // micro-batch count: every group inside a node at the faster of the two
 // bandwidths, and no pipeline bubble.
 func (j *job) lowerBound(c *Choice, s *Shape, params float64) float64 {
-	k := *j
-	k.gpn = 0
-	k.hw.NVLink = max(j.hw.NVLink, j.hw.Network)
+	k := j.fastest()
 	t := k.time(c, s, 1, params)
 	return t.Total - t.Bubble
 }

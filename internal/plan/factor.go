@@ -138,21 +138,14 @@ func (s *searcher) listOK(i, n int, f *fact) {
 		return
 	}
 	f.listed = true
-	k := s.job
-	k.gpn = 0
-	k.hw.NVLink = max(s.job.hw.NVLink, s.job.hw.Network)
+	k := s.job.fastest()
 	for j := range f.es {
 		e := &f.es[j]
 		s.prepare(i, n, e)
 		if !e.ok {
 			continue
 		}
-		mb := s.job.microbatches(1)
-		if i == s.lang {
-			mb = s.job.microbatches(e.z.DP * e.z.GTPRemat)
-		}
-		c := Choice{NumRanks: n, Sizes: e.z}
-		e.lbTime = k.time(&c, &s.shapes[i], mb, e.params).Total
+		e.lbTime = s.boundTime(i, 0, n, e, &k)
 		f.ok = append(f.ok, int32(j))
 		if e.over == 0 {
 			f.fit = append(f.fit, int32(j))
@@ -193,8 +186,8 @@ type acceptsKeyer interface {
 func (s *searcher) accepts(i int, c *Choice) bool {
 	k := badKey{module: i, z: c.Sizes}
 	k.z.DP = 0
-	if a, ok := s.req.Est.(acceptsKeyer); ok {
-		k.z = a.AcceptsKey(&s.spec.Modules[i], c.Sizes)
+	if s.keyer != nil {
+		k.z = s.keyer.AcceptsKey(&s.spec.Modules[i], c.Sizes)
 	}
 	ok, seen := s.accepted.get(k)
 	if !seen {

@@ -108,6 +108,7 @@ type searcher struct {
 	// Estimator.Accepts by module and AcceptsKey.
 	facts, bfacts memo[[2]int, *fact]
 	accepted      memo[badKey, bool]
+	keyer         acceptsKeyer // req.Est, when it is one
 
 	// bad remembers the module sizes validate refused by a rule that
 	// reads nothing else (learned.go); colocatedBad the colocated
@@ -144,6 +145,7 @@ func Search(req *Request) (*Result, error) {
 		return nil, err
 	}
 	s := &searcher{req: req, spec: spec, lang: -1, grids: validate.NewGrids(), bad: map[badKey]bool{}, badPair: map[pairKey]bool{}, divs: divCache{}}
+	s.keyer, _ = req.Est.(acceptsKeyer)
 	s.job = job{hw: req.HW, mbs: 1, samples: spec.WorldSize}
 	if spec.Cluster != nil && spec.Cluster.Nodes > 1 {
 		s.job.gpn = spec.Cluster.GPUsPerNode
