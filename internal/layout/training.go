@@ -1,69 +1,237 @@
 package layout
 
 import (
-	"errors"
-	"fmt"
-	"github.com/mimoplan/mimoplan/internal/grid"
-	"io"
-	"math"
-	"os"
-	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/model"
 )
 
-// Training holds the top-level training options (Megatron-LM's defaults
-// when absent).
+// Training holds the layout's training block: the Megatron training
+// arguments that validate, estimate and suggest assume and that launch
+// plans carry into the job. Each key is named as Megatron's argument, and
+// the zero value of each field is what Megatron runs when the argument is
+// absent (megatron/core/transformer/transformer_config.py,
+// model_parallel_config.py, distributed/distributed_data_parallel_config.py
+// and megatron/training/arguments.py at d98e8a6), so a layout that states a
+// default and one that leaves it out are the same layout.
 type Training struct {
 	UseDistributedOptimizer bool
 	SequenceParallel        bool
 	RecomputeGranularity    string // "", "selective" or "full"
+	RecomputeMethod         string // "", "uniform" or "block"
+	RecomputeNumLayers      int    // 0: not given
+	OverlapGradReduce       bool
+	OverlapParamGather      bool
+	TPCommOverlap           bool
+	// GradReduceInBF16 is grad_reduce_in_fp32: false. Megatron-LM reduces
+	// in fp32 under bf16 unless told otherwise (arguments.py:1209-1217,
+	// --grad-reduce-in-bf16), as does Megatron-Bridge's bf16_mixed
+	// (training/mixed_precision.py:47 at 067f987).
+	GradReduceInBF16             bool
+	MoETokenDispatcherType       string // "": allgather
+	OverlapMoEExpertParallelComm bool
+	TransformerImpl              string // "": transformer_engine
+	AttentionBackend             string // "": auto
+	FP8                          string // "": no fp8; e4m3 or hybrid
 }
 
-var trainingFields = []string{"use_distributed_optimizer", "sequence_parallel", "recompute_granularity"}
+// TrainingKey describes one key of the training block.
+type TrainingKey struct {
+	Name    string   // the layout key: Megatron's argument name
+	Kind    string   // "bool", "enum" or "int"
+	Values  []string // an enum's values, Megatron's default first
+	Default string   // Megatron's default, as written in a layout
+	Doc     string   // what it is, for docs and hints
+	get     func(*Training) string
+	set     func(*Training, string)
+}
+
+// trainingBool is a key that Megatron defaults to false.
+func trainingBool(name, doc string, f func(*Training) *bool) TrainingKey {
+	return TrainingKey{Name: name, Kind: "bool", Default: "false", Doc: doc,
+		get: func(t *Training) string { return strconv.FormatBool(*f(t)) },
+		set: func(t *Training, v string) { *f(t) = v == "true" },
+	}
+}
+
+// trainingEnum is a key whose field holds "" for Megatron's default, values[0].
+func trainingEnum(name, doc string, values []string, f func(*Training) *string) TrainingKey {
+	return TrainingKey{Name: name, Kind: "enum", Values: values, Default: values[0], Doc: doc,
+		get: func(t *Training) string {
+			if *f(t) == "" {
+				return values[0]
+			}
+			return *f(t)
+		},
+		set: func(t *Training, v string) {
+			if v == values[0] {
+				v = ""
+			}
+			*f(t) = v
+		},
+	}
+}
+
+var trainingKeys = []TrainingKey{
+	trainingBool("use_distributed_optimizer", "shards the optimizer state (and with overlap_param_gather the parameter all-gather) over dp",
+		func(t *Training) *bool { return &t.UseDistributedOptimizer }),
+	trainingBool("sequence_parallel", "splits the sequence over tp outside the tensor-parallel regions; needs tp > 1",
+		func(t *Training) *bool { return &t.SequenceParallel }),
+	trainingEnum("recompute_granularity", "activation recomputation: none, selective (core attention) or full (whole layers)",
+		[]string{"none", "selective", "full"}, func(t *Training) *string { return &t.RecomputeGranularity }),
+	trainingEnum("recompute_method", "with full recompute: uniform (checkpoint every recompute_num_layers) or block (the first recompute_num_layers of each stage)",
+		[]string{"none", "uniform", "block"}, func(t *Training) *string { return &t.RecomputeMethod }),
+	{Name: "recompute_num_layers", Kind: "int", Default: "none", Doc: "layers per recompute unit (uniform) or recomputed layers per stage (block)",
+		get: func(t *Training) string {
+			if t.RecomputeNumLayers == 0 {
+				return "none"
+			}
+			return strconv.Itoa(t.RecomputeNumLayers)
+		},
+		set: func(t *Training, v string) { t.RecomputeNumLayers, _ = strconv.Atoi(v) },
+	},
+	trainingBool("overlap_grad_reduce", "overlaps the dp gradient reduction with the backward pass",
+		func(t *Training) *bool { return &t.OverlapGradReduce }),
+	trainingBool("overlap_param_gather", "overlaps the distributed optimizer's parameter all-gather with the forward pass",
+		func(t *Training) *bool { return &t.OverlapParamGather }),
+	trainingBool("tp_comm_overlap", "overlaps tensor-parallel communication with GEMMs (Transformer Engine userbuffers)",
+		func(t *Training) *bool { return &t.TPCommOverlap }),
+	{Name: "grad_reduce_in_fp32", Kind: "bool", Default: "true", Doc: "gradient buffers and their dp reduction in fp32 (false: bf16)",
+		get: func(t *Training) string { return strconv.FormatBool(!t.GradReduceInBF16) },
+		set: func(t *Training, v string) { t.GradReduceInBF16 = v == "false" },
+	},
+	trainingEnum("moe_token_dispatcher_type", "how MoE layers send tokens to their experts",
+		[]string{"allgather", "alltoall", "flex"}, func(t *Training) *string { return &t.MoETokenDispatcherType }),
+	trainingBool("overlap_moe_expert_parallel_comm", "overlaps the MoE expert-parallel all-to-all with computation",
+		func(t *Training) *bool { return &t.OverlapMoEExpertParallelComm }),
+	trainingEnum("transformer_impl", "the layer implementation: Transformer Engine or Megatron's local (torch) layers",
+		[]string{"transformer_engine", "local"}, func(t *Training) *string { return &t.TransformerImpl }),
+	trainingEnum("attention_backend", "the core attention kernel: auto, flash, fused, unfused or local",
+		[]string{"auto", "flash", "fused", "unfused", "local"}, func(t *Training) *string { return &t.AttentionBackend }),
+	trainingEnum("fp8", "fp8 training recipe format: none, e4m3 or hybrid",
+		[]string{"none", "e4m3", "hybrid"}, func(t *Training) *string { return &t.FP8 }),
+}
+
+// TrainingKeys returns the training block's keys in the order layouts
+// write them.
+func TrainingKeys() []TrainingKey { return slices.Clone(trainingKeys) }
+
+// Value returns the key's value in t as a layout writes it.
+func (k TrainingKey) Value(t *Training) string { return k.get(t) }
+
+// IsDefault reports whether t holds Megatron's default for the key.
+func (k TrainingKey) IsDefault(t *Training) bool { return k.get(t) == k.Default }
+
+// Set sets the key in t from its text as a layout writes it; it reports
+// false, leaving t as it was, for a value the key does not take.
+func (k TrainingKey) Set(t *Training, v string) bool {
+	switch k.Kind {
+	case "bool":
+		if v != "true" && v != "false" {
+			return false
+		}
+	case "enum":
+		if !slices.Contains(k.Values, v) {
+			return false
+		}
+	case "int":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxTrainingInt || strconv.Itoa(n) != v {
+			return false
+		}
+	}
+	k.set(t, v)
+	return true
+}
+
+// maxTrainingInt bounds recompute_num_layers as num_layers is bounded.
+const maxTrainingInt = 1 << 24
+
+// Stated returns the keys of t that differ from Megatron's defaults, with
+// their values, in the order layouts write them.
+func (t *Training) Stated() [][2]string {
+	var out [][2]string
+	for _, k := range trainingKeys {
+		if !k.IsDefault(t) {
+			out = append(out, [2]string{k.Name, k.Value(t)})
+		}
+	}
+	return out
+}
+
+func trainingKeyNames() []string {
+	names := make([]string, len(trainingKeys))
+	for i, k := range trainingKeys {
+		names[i] = k.Name
+	}
+	return names
+}
 
 func (p *parser) training(fs map[string]field) {
 	f, ok := fs["training"]
 	if !ok {
 		return
 	}
-	tf, ok := p.fields(f.value, "training", "", trainingFields)
+	tf, ok := p.fields(f.value, "training", "", trainingKeyNames())
 	if !ok {
 		return
 	}
 	t := &Training{}
 	good := true
-	for k, v := range tf {
-		p.l.pos["training."+k] = nodePos(resolve(v.value))
-		switch k {
-		case "use_distributed_optimizer", "sequence_parallel":
-			b, ok := p.boolean(v, "training."+k, "")
-			good = good && ok
-			if k == "sequence_parallel" {
-				t.SequenceParallel = b
-			} else {
-				t.UseDistributedOptimizer = b
-			}
-		case "recompute_granularity":
-			n := resolve(v.value)
-			switch {
-			case n.Kind == yaml.ScalarNode && n.Tag == "!!str" && (n.Value == "selective" || n.Value == "full"):
-				t.RecomputeGranularity = n.Value
-			case n.Kind == yaml.ScalarNode && n.Tag == "!!str" && n.Value == "none":
-			default:
-				p.d.Add(diag.RuleInvalidValue, nodePos(n), "", "none (the default), selective or full",
-					"training.recompute_granularity must be none, selective or full, got %s", describe(n))
-				good = false
-			}
+	for _, k := range trainingKeys {
+		v, ok := tf[k.Name]
+		if !ok {
+			continue
 		}
+		n := resolve(v.value)
+		p.l.pos["training."+k.Name] = nodePos(n)
+		good = p.trainingValue(t, k, v, n) && good
 	}
 	if good {
 		p.l.Training = t
 	}
+}
+
+func (p *parser) trainingValue(t *Training, k TrainingKey, v field, n *yaml.Node) bool {
+	name := "training." + k.Name
+	switch k.Kind {
+	case "bool":
+		b, ok := p.boolean(v, name, "")
+		return ok && k.Set(t, strconv.FormatBool(b))
+	case "int":
+		x, ok := p.integer(v, name, "", 1, maxTrainingInt, "a number of layers, at least 1")
+		return ok && k.Set(t, strconv.Itoa(x))
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && k.Set(t, n.Value) {
+		return true
+	}
+	hint := enumList(k.Values)
+	if n.Kind == yaml.ScalarNode {
+		if s := suggest(n.Value, k.Values); s != "" {
+			hint = "did you mean " + s + "? (" + hint + ")"
+		}
+	}
+	p.d.Add(diag.RuleInvalidValue, nodePos(n), "", hint, "%s must be %s, got %s", name, orList(k.Values), describe(n))
+	return false
+}
+
+// enumList names an enum's values, its default first and marked.
+func enumList(values []string) string {
+	return values[0] + " (the default), " + strings.Join(values[1:], ", ")
+}
+
+// orList joins values as "a, b or c".
+func orList(values []string) string {
+	if len(values) < 2 {
+		return strings.Join(values, "")
+	}
+	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
 }
 
 // ModelTraining returns the model package's training options for module
@@ -74,9 +242,21 @@ func (p *parser) training(fs map[string]field) {
 func (l *Layout) ModelTraining(m *Module, dp int) model.Training {
 	var t model.Training
 	if l.Training != nil {
-		t.UseDistributedOptimizer = l.Training.UseDistributedOptimizer
-		t.SequenceParallel = l.Training.SequenceParallel && m.Name == grid.LanguageModule
-		t.RecomputeGranularity = l.Training.RecomputeGranularity
+		lt := l.Training
+		t.UseDistributedOptimizer = lt.UseDistributedOptimizer
+		t.SequenceParallel = lt.SequenceParallel && m.Name == grid.LanguageModule
+		t.RecomputeGranularity = lt.RecomputeGranularity
+		t.RecomputeMethod = lt.RecomputeMethod
+		t.RecomputeNumLayers = lt.RecomputeNumLayers
+		t.OverlapGradReduce = lt.OverlapGradReduce
+		t.OverlapParamGather = lt.OverlapParamGather
+		t.TPCommOverlap = lt.TPCommOverlap
+		t.GradReduceInBF16 = lt.GradReduceInBF16
+		t.MoETokenDispatcherType = lt.MoETokenDispatcherType
+		t.OverlapMoEExpertParallelComm = lt.OverlapMoEExpertParallelComm
+		t.TransformerImpl = lt.TransformerImpl
+		t.AttentionBackend = lt.AttentionBackend
+		t.FP8 = lt.FP8
 	}
 	t.MicroBatchSize = 1
 	if l.Batch != nil {
@@ -86,62 +266,4 @@ func (l *Layout) ModelTraining(m *Module, dp int) model.Training {
 		}
 	}
 	return t
-}
-
-// memoryText is a size with a unit, such as 80GiB, 79.6 GiB or 81559MiB.
-var memoryText = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?) ?(TiB|GiB|MiB|TB|GB|MB)$`)
-
-var memoryUnits = map[string]float64{
-	"TiB": 1 << 40, "GiB": 1 << 30, "MiB": 1 << 20, "TB": 1e12, "GB": 1e9, "MB": 1e6,
-}
-
-// maxGPUMemory bounds gpu_memory at 64 TiB, far above any GPU.
-const maxGPUMemory = 64 << 40
-
-func (p *parser) gpuMemory(f field) {
-	v := resolve(f.value)
-	hint := "a size with its unit, such as 80GiB, 141GB or 81559MiB"
-	var m []string
-	if v.Kind == yaml.ScalarNode {
-		m = memoryText.FindStringSubmatch(v.Value)
-	}
-	if m == nil {
-		if v.Kind == yaml.ScalarNode && v.Tag == "!!int" {
-			hint = "add the unit: " + v.Value + "GiB, " + v.Value + "GB or " + v.Value + "MiB"
-		}
-		p.d.Add(diag.RuleInvalidValue, nodePos(v), "", hint, "cluster.gpu_memory must be a size such as 80GiB, got %s", describe(v))
-		return
-	}
-	x, err := strconv.ParseFloat(m[1], 64)
-	b := x * memoryUnits[m[2]]
-	if err != nil || b < 1<<20 || b > maxGPUMemory || math.IsNaN(b) {
-		p.d.Add(diag.RuleInvalidValue, nodePos(v), "", hint, "cluster.gpu_memory must be between 1MiB and 64TiB, got %s", clip(v.Value))
-		return
-	}
-	p.l.GPUMemory = int64(b)
-}
-
-// readFile reads a file the layout names, refusing what is not a regular
-// file or is larger than limit.
-func (p *parser) readFile(path string, limit int64) ([]byte, error) {
-	if p.read != nil {
-		return p.read(path, limit)
-	}
-	f, err := OpenRegular(path)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return nil, fmt.Errorf("cannot read %s: %w", path, pe.Err)
-		}
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %w", path, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
-	}
-	return data, nil
 }

@@ -80,6 +80,21 @@ type Training struct {
 	// NumMicrobatches is the count per step (global batch / (micro batch *
 	// dp)); 0: unknown, as Megatron's report called without it.
 	NumMicrobatches int `json:"num_microbatches"`
+
+	// The stack and overlap settings of the layout's training block
+	// (layout.Training), each zero at Megatron's default and then left out
+	// of JSON.
+	RecomputeMethod              string `json:"recompute_method,omitempty"`
+	RecomputeNumLayers           int    `json:"recompute_num_layers,omitempty"`
+	OverlapGradReduce            bool   `json:"overlap_grad_reduce,omitempty"`
+	OverlapParamGather           bool   `json:"overlap_param_gather,omitempty"`
+	TPCommOverlap                bool   `json:"tp_comm_overlap,omitempty"`
+	GradReduceInBF16             bool   `json:"grad_reduce_in_bf16,omitempty"` // grad_reduce_in_fp32: false
+	MoETokenDispatcherType       string `json:"moe_token_dispatcher_type,omitempty"`
+	OverlapMoEExpertParallelComm bool   `json:"overlap_moe_expert_parallel_comm,omitempty"`
+	TransformerImpl              string `json:"transformer_impl,omitempty"`  // "": transformer_engine
+	AttentionBackend             string `json:"attention_backend,omitempty"` // "": auto
+	FP8                          string `json:"fp8,omitempty"`
 }
 
 // Resolve returns c with Megatron-LM's defaults filled in, as

@@ -1,0 +1,134 @@
+package layout_test
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/model"
+)
+
+func parseTraining(t *testing.T, block string) (*layout.Layout, *diag.List) {
+	t.Helper()
+	return layout.Parse("t.yaml", []byte("version: 1\nworld_size: 8\ntraining:\n"+block+"modules:\n  - {name: language, num_ranks: 8}\n"))
+}
+
+// Every value of every key reads back as written, and a stated default is
+// the same layout as an absent key.
+func TestTrainingKeysReadBack(t *testing.T) {
+	for _, k := range layout.TrainingKeys() {
+		values := k.Values
+		switch k.Kind {
+		case "bool":
+			values = []string{"false", "true"}
+		case "int":
+			values = []string{"1", "7"}
+		}
+		for _, v := range values {
+			l, d := parseTraining(t, "  "+k.Name+": "+v+"\n")
+			require.Empty(t, d.Items, "%s: %s", k.Name, v)
+			require.NotNil(t, l.Training)
+			assert.Equal(t, v, k.Value(l.Training), k.Name)
+			stated := l.Training.Stated()
+			if v == k.Default {
+				assert.Empty(t, stated, "%s: %s is the default", k.Name, v)
+				assert.Equal(t, layout.Training{}, *l.Training)
+			} else {
+				assert.Equal(t, [][2]string{{k.Name, v}}, stated)
+			}
+			// The position is the value's, where a diagnostic about it points.
+			assert.Equal(t, diag.Pos{Line: 4, Column: len(k.Name) + 5}, l.Pos("training."+k.Name), k.Name)
+		}
+	}
+}
+
+func TestTrainingKeyErrors(t *testing.T) {
+	for _, c := range []struct{ block, contains string }{
+		{"  recompute_granularity: selectiv\n", "did you mean selective?"},
+		{"  transformer_impl: transformer-engine\n", "did you mean transformer_engine?"},
+		{"  attention_backend: flsh\n", "did you mean flash?"},
+		{"  moe_token_dispatcher_type: all2all\n", "must be allgather, alltoall or flex"},
+		{"  fp8: e5m2\n", "must be none, e4m3 or hybrid"},
+		{"  fp8: [e4m3]\n", "must be none, e4m3 or hybrid"},
+		{"  overlap_grad_reduce: 1\n", "must be true or false"},
+		{"  recompute_num_layers: 0\n", "at least 1"},
+		{"  grad_reduce_in_fp23: false\n", `did you mean "grad_reduce_in_fp32"`},
+	} {
+		_, d := parseTraining(t, c.block)
+		require.Len(t, d.Items, 1, c.block)
+		it := d.Items[0]
+		assert.Equal(t, diag.Error, it.Severity, c.block)
+		assert.Contains(t, []string{string(diag.RuleInvalidValue), string(diag.RuleUnknownField)}, it.Rule, c.block)
+		assert.Equal(t, 4, it.Line, c.block)
+		assert.Contains(t, it.Message+" "+it.Hint, c.contains, c.block)
+	}
+	// Independent mistakes are all reported.
+	_, d := parseTraining(t, "  fp8: e5m2\n  tp_comm_overlap: maybe\n  recompute_method: blok\n")
+	assert.Len(t, d.Items, 3)
+}
+
+// A random training block written from Stated reads back to the same
+// Training, and ModelTraining hands every setting to the model.
+func TestTrainingStatedRoundTrip(t *testing.T) {
+	keys := layout.TrainingKeys()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 300 {
+		var want layout.Training
+		for _, k := range keys {
+			switch k.Kind {
+			case "bool":
+				require.True(t, k.Set(&want, []string{"true", "false"}[rng.IntN(2)]))
+			case "enum":
+				require.True(t, k.Set(&want, k.Values[rng.IntN(len(k.Values))]))
+			case "int":
+				if rng.IntN(2) == 0 {
+					require.True(t, k.Set(&want, "3"))
+				}
+			}
+		}
+		var b strings.Builder
+		for _, kv := range want.Stated() {
+			b.WriteString("  " + kv[0] + ": " + kv[1] + "\n")
+		}
+		if b.Len() == 0 {
+			continue
+		}
+		l, d := parseTraining(t, b.String())
+		require.Empty(t, d.Items, b.String())
+		assert.Equal(t, want, *l.Training)
+
+		mt := l.ModelTraining(&l.Modules[0], 8)
+		assert.Equal(t, want.RecomputeMethod, mt.RecomputeMethod)
+		assert.Equal(t, want.GradReduceInBF16, mt.GradReduceInBF16)
+		assert.Equal(t, want.TransformerImpl, mt.TransformerImpl)
+		assert.Equal(t, want.AttentionBackend, mt.AttentionBackend)
+		assert.Equal(t, want.FP8, mt.FP8)
+		assert.Equal(t, want.MoETokenDispatcherType, mt.MoETokenDispatcherType)
+		assert.Equal(t, want.OverlapGradReduce, mt.OverlapGradReduce)
+		assert.Equal(t, want.OverlapParamGather, mt.OverlapParamGather)
+		assert.Equal(t, want.TPCommOverlap, mt.TPCommOverlap)
+		assert.Equal(t, want.OverlapMoEExpertParallelComm, mt.OverlapMoEExpertParallelComm)
+		assert.Equal(t, want.RecomputeNumLayers, mt.RecomputeNumLayers)
+	}
+}
+
+func TestTrainingKeySetRefuses(t *testing.T) {
+	for _, k := range layout.TrainingKeys() {
+		var tr layout.Training
+		for _, bad := range []string{"", "yes", "-1", "0", "01", "Selective"} {
+			if k.Set(&tr, bad) {
+				t.Errorf("%s accepted %q", k.Name, bad)
+			}
+		}
+		assert.Equal(t, layout.Training{}, tr, k.Name)
+	}
+	// Encoders run without sequence parallelism (ModelTraining's policy).
+	l, d := layout.Parse("t.yaml", []byte("version: 1\nworld_size: 8\ntraining: {sequence_parallel: true}\nmodules:\n  - {name: vision, num_ranks: 4}\n  - {name: language, num_ranks: 4}\n"))
+	require.Empty(t, d.Items)
+	assert.Equal(t, model.Training{MicroBatchSize: 1}, l.ModelTraining(&l.Modules[0], 4))
+}
