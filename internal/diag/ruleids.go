@@ -46,6 +46,7 @@ const (
 	RuleMoELayerFreqLength             RuleID = "moe-layer-freq-length"
 	RuleMLAWithGQA                     RuleID = "mla-with-gqa"
 	RuleMoELatentNeedsExperts          RuleID = "moe-latent-needs-experts"
+	RuleMoETPNeedsSequenceParallel     RuleID = "moe-tp-needs-sequence-parallel"
 	RuleGPUMemoryShort                 RuleID = "gpu-memory-short"
 	RuleColocatedUnsupported           RuleID = "colocated-unsupported"
 	RuleTooManyEncoders                RuleID = "too-many-encoders"

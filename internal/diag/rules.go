@@ -62,6 +62,7 @@ var catalogue = []Rule{
 	{RuleMoELayerFreqLength, Error, "A moe_layer_freq list does not have one entry per layer.", "Megatron-LM@d98e8a64ddf3 megatron/core/models/gpt/gpt_layer_specs.py:653"},
 	{RuleMLAWithGQA, Error, "multi_latent_attention together with num_query_groups.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1974"},
 	{RuleMoELatentNeedsExperts, Error, "moe_latent_size on a model without num_experts.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1982"},
+	{RuleMoETPNeedsSequenceParallel, Error, "An MoE model with tp above 1 and no sequence parallelism: the first training step raises.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/moe/moe_layer.py:636"},
 	{RuleGPUMemoryShort, Error, "A module's estimated memory per GPU exceeds cluster.gpu_memory (or the GPU's, with --probe).", "Megatron-LM@d98e8a64ddf3 megatron/training/theoretical_memory_usage.py:456"},
 
 	// Target megatron-lm.

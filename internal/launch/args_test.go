@@ -212,8 +212,10 @@ func TestNoLayoutArgsDefaultProgram(t *testing.T) {
 // has a flag here.
 func TestModelArgs(t *testing.T) {
 	assert.Empty(t, modelDests(), "destinations without a flag")
-	src := strings.Replace(llmOnly, "  - {name: language, num_ranks: 16, tp: 2, pp: 2, ep: 4}",
-		"  - {name: language, num_ranks: 16, tp: 2, pp: 2, ep: 4, model: {num_layers: 4, hidden_size: 1024, num_attention_heads: 8, num_query_groups: 2, seq_length: 2048, vocab_size: 32000, swiglu: true, normalization: RMSNorm, add_bias_linear: false, num_experts: 8, moe_router_topk: 2, moe_layer_freq: [0, 1, 0, 1]}}", 1)
+	// MoE with tp 2 trains only with sequence parallelism
+	// (moe-tp-needs-sequence-parallel).
+	src := strings.Replace(llmOnly, "modules:\n  - {name: language, num_ranks: 16, tp: 2, pp: 2, ep: 4}",
+		"training: {sequence_parallel: true}\nmodules:\n  - {name: language, num_ranks: 16, tp: 2, pp: 2, ep: 4, model: {num_layers: 4, hidden_size: 1024, num_attention_heads: 8, num_query_groups: 2, seq_length: 2048, vocab_size: 32000, swiglu: true, normalization: RMSNorm, add_bias_linear: false, num_experts: 8, moe_router_topk: 2, moe_layer_freq: [0, 1, 0, 1]}}", 1)
 	p := build(t, src, Options{Hosts: []string{"a", "b"}, LayoutArgs: true})
 	got := strings.Join(p.Program, " ")
 	for _, want := range []string{"--num-experts 8", "--group-query-attention", "--num-layers 4", "--hidden-size 1024",

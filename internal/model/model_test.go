@@ -124,5 +124,6 @@ func TestCheckPointsAtKeys(t *testing.T) {
 		"ffn-not-divisible model.moe_shared_expert_intermediate_size",
 		"ffn-not-divisible model.moe_ffn_hidden_size",
 		"layers-not-divisible model.num_layers",
+		"moe-tp-needs-sequence-parallel tp",
 	}, keys)
 }

@@ -21,6 +21,7 @@ const (
 	RuleMoELayerFreqLength      = "moe-layer-freq-length"
 	RuleMLAWithGQA              = "mla-with-gqa"
 	RuleLatentNeedsExperts      = "moe-latent-needs-experts"
+	RuleMoETPNeedsSP            = "moe-tp-needs-sequence-parallel"
 )
 
 // Violation is one start-up assert of Megatron-LM that the values break.
@@ -131,6 +132,10 @@ func check(cfg Config, par Parallel, tr Training, add func(rule, key string, hin
 	if c.NumExperts > 0 && c.MoERouterTopK == 1 && c.MoERouterScoreFunction != "sigmoid" && !c.MoERouterPreSoftmax {
 		add(RuleTopKOneNeedsPreSoftmax, "model.moe_router_topk", "set moe_router_pre_softmax: true (or moe_router_score_function: sigmoid)",
 			"moe_router_topk 1 with a softmax router needs moe_router_pre_softmax (softmax over one expert has no gradient)")
+	}
+	if c.NumExperts > 0 && p.TP > 1 && !tr.SequenceParallel {
+		add(RuleMoETPNeedsSP, "tp", "set training.sequence_parallel: true, or tp 1 for this module",
+			"MoE with tp %d and no sequence parallelism: MoELayer.forward refuses to train it (its first step fails)", p.TP)
 	}
 	if p.EP > 1 && c.NumExperts == 0 {
 		add(RuleEPNeedsExperts, "ep", "set model.num_experts, or ep 1",
