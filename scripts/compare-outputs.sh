@@ -27,6 +27,8 @@
 # failure.
 # KEEP=1 keeps the scratch directory with both sets of outputs.
 set -euo pipefail
+# go-nvml's deprecated-declaration warnings, as the Makefile silences them.
+export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g -Wno-deprecated-declarations}"
 
 before=${1:-HEAD^}
 after=${2:-.}

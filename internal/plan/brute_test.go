@@ -56,6 +56,8 @@ type bruteCase struct {
 	// model: the spec's modules have real models; the real estimator
 	// prunes, and validate alone (gpu-memory-short) decides memory.
 	model bool
+	// slow: over a second of CPU; go test -short leaves it to make test.
+	slow bool
 }
 
 const (
@@ -65,25 +67,25 @@ const (
 )
 
 var bruteCases = []bruteCase{
-	{name: "model, 8 GPUs, tp cp pp vpp open, memory", open: []string{"tp", "cp", "pp", "vpp"}, model: true,
+	{name: "model, 8 GPUs, tp cp pp vpp open, memory", slow: true, open: []string{"tp", "cp", "pp", "vpp"}, model: true,
 		spec: "version: 1\ncluster: {nodes: 2, gpus_per_node: 4, gpu_memory: 2500MiB}\nbatch: {micro_batch_size: 1, global_batch_size: 16}\nmodules:\n" +
 			"  - {name: language, ep: 1, expt_tp: 1, model: " + smallLM + "}\n"},
 	{name: "models, MoE, 4 GPUs, memory", open: []string{"tp", "ep"}, model: true,
 		spec: "version: 1\ntarget: megatron-bridge\ncluster: {nodes: 1, gpus_per_node: 4, gpu_memory: 2530MiB}\nbatch: {micro_batch_size: 4, global_batch_size: 8}\n" +
 			"training: {use_distributed_optimizer: true}\nmodules:\n" +
 			"  - {name: vision, cp: 1, pp: 1, expt_tp: 1, model: " + smallViT + "}\n  - {name: language, cp: 1, pp: 1, expt_tp: 1, model: " + smallMoE + "}\n"},
-	{name: "one module, 6 GPUs, everything open", open: []string{"tp", "cp", "pp", "ep", "expt_tp"},
+	{name: "one module, 6 GPUs, everything open", slow: true, open: []string{"tp", "cp", "pp", "ep", "expt_tp"},
 		spec: "version: 1\nworld_size: 6\nmodules:\n  - name: language\n    num_experts: 6\n"},
 	{name: "two modules, 4 GPUs, tp and pp open", open: []string{"tp", "pp"},
 		spec: "version: 1\ncluster: {nodes: 2, gpus_per_node: 2}\nbatch: {micro_batch_size: 1, global_batch_size: 8}\nmodules:\n" +
 			"  - {name: vision, cp: 1, ep: 1, expt_tp: 1}\n  - {name: language, cp: 1, ep: 1, expt_tp: 1}\n"},
-	{name: "bridge, 8 GPUs, tp open, memory", open: []string{"tp"}, mem: 9e9, est: toyEstimator{weights: 16e9},
+	{name: "bridge, 8 GPUs, tp open, memory", slow: true, open: []string{"tp"}, mem: 9e9, est: toyEstimator{weights: 16e9},
 		spec: "version: 1\ntarget: megatron-bridge\ncluster: {nodes: 2, gpus_per_node: 4}\nbatch: {micro_batch_size: 4, global_batch_size: 16}\nmodules:\n" +
 			"  - {name: vision, cp: 1, pp: 1, ep: 1, expt_tp: 1}\n  - {name: language, cp: 1, pp: 1, ep: 1, expt_tp: 1}\n"},
 	{name: "megatron-lm, 4 GPUs, tp and cp open", open: []string{"tp", "cp"},
 		spec: "version: 1\ntarget: megatron-lm\nworld_size: 4\nbatch: {micro_batch_size: 2}\nmodules:\n" +
 			"  - {name: vision, pp: 1, ep: 1, expt_tp: 1}\n  - {name: language, pp: 1, ep: 1, expt_tp: 1}\n"},
-	{name: "three modules, 4 GPUs, tp open", open: []string{"tp"},
+	{name: "three modules, 4 GPUs, tp open", slow: true, open: []string{"tp"},
 		spec: "version: 1\nworld_size: 4\nmodules:\n  - {name: vision, cp: 1, pp: 1, ep: 1, expt_tp: 1}\n" +
 			"  - {name: audio, cp: 1, pp: 1, ep: 1, expt_tp: 1}\n  - {name: language, cp: 1, pp: 1, ep: 1, expt_tp: 1}\n"},
 	{name: "constraints: colocated, max_tp, fixed tp", open: []string{"tp", "pp"},
@@ -113,6 +115,9 @@ var bruteCases = []bruteCase{
 func TestSuggestAllEqualsBruteForce(t *testing.T) {
 	for _, tc := range bruteCases {
 		t.Run(tc.name, func(t *testing.T) {
+			if testing.Short() && tc.slow {
+				t.Skip("over a second of CPU: make test runs it")
+			}
 			spec, d := layout.ParseSpec("spec.yaml", []byte(tc.spec))
 			require.Empty(t, d.Items, "spec")
 			want := bruteForce(t, spec, tc)

@@ -398,6 +398,9 @@ func TestPayloadCompiles(t *testing.T) {
 // golden layout beside Megatron's own enumeration of it, and the plans
 // of the GPU test layouts.
 func TestPayloadLogic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the payload's unittest over every golden plan takes ~50 s: make test runs it")
+	}
 	py := python(t)
 	plans := t.TempDir()
 	golden := testutil.GoldenDir()
