@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -91,7 +92,8 @@ func TestSuggestProbe(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Equal(t, 1, p.calls)
 	assert.Equal(t, "mimoplan: planning for this node (NVML): 2 x NVIDIA H100 80GB HBM3; cluster: {nodes: 1, gpus_per_node: 2, gpu_memory: 80GiB}\n"+
-		spec+":3:36: note: this node's cluster.gpus_per_node 2 replaces the spec's 8\n", stderr)
+		spec+":3:36: note: this node's cluster.gpus_per_node 2 replaces the spec's 8\n"+
+		"mimoplan: note: no module has a model, so every layout scores 0 s and the search cannot prune: it tries them by their sizes and stops after 250000000 search nodes (--max-nodes); give each module a model (model: {preset: ...} or hf_config) to rank them by time, or fix sizes (num_ranks, tp, pp, ...) to narrow the search\n", stderr)
 	var got struct {
 		Candidates []struct {
 			Modules []struct {
@@ -158,4 +160,30 @@ func TestSuggestProbeErrors(t *testing.T) {
 	code, _, stderr = countingProbe(t, twoGPUs(), nil).run(t, "suggest", noCluster)
 	assert.Equal(t, exitInvalid, code, "without --probe a spec needs its cluster")
 	assert.Contains(t, stderr, "layout needs world_size or cluster")
+}
+
+// TestSuggestBounded: a spec whose modules have no model cannot prune (the
+// search ran past 600 s on 8 nodes x 8 GPUs): suggest says so before it
+// starts, stops at --max-nodes with the best layout visited, says that it
+// stopped, and reports progress off a terminal with --progress.
+func TestSuggestBounded(t *testing.T) {
+	p := writeLayout(t, "version: 1\ntarget: core\ncluster: {nodes: 8, gpus_per_node: 8}\nmodules: [{name: vision}, {name: audio}, {name: language}]\n")
+	code, stdout, stderr := mimoplan(t, "suggest", p, "--top", "1", "--max-nodes", "200000", "--progress")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "language")
+	lines := strings.Split(stderr, "\n")
+	assert.True(t, strings.HasPrefix(lines[0], "mimoplan: note: no module has a model, so every layout scores 0 s and the search cannot prune"), stderr)
+	assert.Contains(t, lines[0], "give each module a model")
+	assert.Contains(t, stderr, "mimoplan: the search stopped at --max-nodes 200000 search nodes")
+
+	code, _, stderr = mimoplan(t, "suggest", p, "--max-nodes", "0")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "invalid --max-nodes 0")
+
+	// Some modules with a model: the note names the others.
+	p = writeLayout(t, "version: 1\ntarget: core\ncluster: {nodes: 1, gpus_per_node: 8, gpu_memory: 80GiB}\nmodules:\n  - {name: vision}\n  - {name: language, model: {preset: llama3-8b}}\n")
+	code, _, stderr = mimoplan(t, "suggest", p, "--top", "1")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, `mimoplan: note: no model in module(s) "vision"`)
+	assert.NotContains(t, stderr, "stopped")
 }

@@ -14,19 +14,55 @@ const (
 	// progressEvery spaces the line's updates, so that a fast search does
 	// not spend its time writing to the terminal.
 	progressEvery = 100 * time.Millisecond
+	// progressLineEvery spaces the lines written off a terminal
+	// (--progress), each a line of its own in a log.
+	progressLineEvery = 10 * time.Second
 )
 
 // Progress returns, when w is a terminal, a report that shows "mimoplan: N
-// layouts checked ..." on one line once a second has passed, and a done that
+// layouts checked, M search nodes ..." on one line once a second has passed, and a done that
 // clears that line; otherwise report is nil and done does nothing.
-func Progress(w io.Writer) (report func(n int), done func()) {
+func Progress(w io.Writer) (report func(checked, nodes int), done func()) {
 	return progressLine(w, IsTerminal(w), time.Now)
+}
+
+// ProgressLines returns a report that writes "mimoplan: N layouts checked,
+// M search nodes after S s ..." as a line of its own once a second has passed and then every ten
+// seconds, terminal or not (suggest --progress, for a log or CI).
+func ProgressLines(w io.Writer) (report func(checked, nodes int), done func()) {
+	return progressLines(w, time.Now)
+}
+
+func progressLines(w io.Writer, now func() time.Time) (report func(checked, nodes int), done func()) {
+	var (
+		mu      sync.Mutex
+		start   = now()
+		last    time.Time
+		shown   bool
+		stopped bool
+	)
+	report = func(n, nodes int) {
+		mu.Lock()
+		defer mu.Unlock()
+		t := now()
+		if stopped || t.Sub(start) < progressAfter || shown && t.Sub(last) < progressLineEvery {
+			return
+		}
+		fmt.Fprintf(w, "mimoplan: %d layouts checked, %d search nodes after %.0f s ...\n", n, nodes, t.Sub(start).Seconds())
+		last, shown = t, true
+	}
+	done = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+	}
+	return report, done
 }
 
 // progressLine is Progress with the terminal test and the clock given.
 // report and done may be called from different goroutines; nothing is
 // written once done has been called.
-func progressLine(w io.Writer, terminal bool, now func() time.Time) (report func(n int), done func()) {
+func progressLine(w io.Writer, terminal bool, now func() time.Time) (report func(checked, nodes int), done func()) {
 	if !terminal {
 		return nil, func() {}
 	}
@@ -37,14 +73,14 @@ func progressLine(w io.Writer, terminal bool, now func() time.Time) (report func
 		shown   bool
 		stopped bool
 	)
-	report = func(n int) {
+	report = func(n, nodes int) {
 		mu.Lock()
 		defer mu.Unlock()
 		t := now()
 		if stopped || t.Sub(start) < progressAfter || shown && t.Sub(last) < progressEvery {
 			return
 		}
-		fmt.Fprintf(w, "\rmimoplan: %d layouts checked ...", n)
+		fmt.Fprintf(w, "\rmimoplan: %d layouts checked, %d search nodes ...", n, nodes)
 		last, shown = t, true
 	}
 	done = func() {

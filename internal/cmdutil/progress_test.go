@@ -80,20 +80,20 @@ func TestProgressLine(t *testing.T) {
 	require.NotNil(t, report)
 
 	c.advance(progressAfter - time.Millisecond)
-	report(4096)
+	report(4096, 2*4096)
 	assert.Empty(t, buf.String(), "before the threshold")
 
 	c.advance(time.Millisecond)
-	report(8192)
-	assert.Equal(t, "\rmimoplan: 8192 layouts checked ...", buf.String(), "at the threshold")
+	report(8192, 2*8192)
+	assert.Equal(t, "\rmimoplan: 8192 layouts checked, 16384 search nodes ...", buf.String(), "at the threshold")
 
 	c.advance(progressEvery - time.Millisecond)
-	report(12288)
-	assert.Equal(t, "\rmimoplan: 8192 layouts checked ...", buf.String(), "an update sooner than progressEvery is skipped")
+	report(12288, 2*12288)
+	assert.Equal(t, "\rmimoplan: 8192 layouts checked, 16384 search nodes ...", buf.String(), "an update sooner than progressEvery is skipped")
 
 	c.advance(time.Millisecond)
-	report(16384)
-	assert.Equal(t, "\rmimoplan: 8192 layouts checked ...\rmimoplan: 16384 layouts checked ...", buf.String())
+	report(16384, 2*16384)
+	assert.Equal(t, "\rmimoplan: 8192 layouts checked, 16384 search nodes ...\rmimoplan: 16384 layouts checked, 32768 search nodes ...", buf.String())
 
 	done()
 	out := buf.String()
@@ -101,7 +101,7 @@ func TestProgressLine(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(out, clearLine))
 
 	c.advance(time.Hour)
-	report(20480)
+	report(20480, 2*20480)
 	done()
 	assert.Equal(t, out, buf.String(), "nothing after done")
 }
@@ -110,12 +110,12 @@ func TestProgressQuickSearchPrintsNothing(t *testing.T) {
 	var buf bytes.Buffer
 	c := &clock{t: time.Unix(0, 0)}
 	report, done := progressLine(&buf, true, c.now)
-	report(4096)
+	report(4096, 2*4096)
 	c.advance(progressAfter / 2)
-	report(8192)
+	report(8192, 2*8192)
 	done()
 	c.advance(time.Hour)
-	report(12288)
+	report(12288, 2*12288)
 	assert.Empty(t, buf.String(), "no line, nothing to clear")
 }
 
@@ -126,7 +126,7 @@ func TestProgressConcurrentDone(t *testing.T) {
 	c := &clock{t: time.Unix(0, 0)}
 	report, done := progressLine(&buf, true, c.now)
 	c.advance(progressAfter)
-	report(1)
+	report(1, 2*1)
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	for g := range 4 {
@@ -140,17 +140,38 @@ func TestProgressConcurrentDone(t *testing.T) {
 				default:
 				}
 				c.advance(progressEvery)
-				report(n)
+				report(n, 2*n)
 			}
 		}()
 	}
 	done()
 	after := buf.String()
 	c.advance(progressEvery)
-	report(-1)
+	report(-1, 2*-1)
 	close(stop)
 	wg.Wait()
 	assert.Equal(t, after, buf.String(), "nothing written after done returned")
 	assert.True(t, strings.HasSuffix(after, clearLine), "the line ends cleared: %q", after)
 	assert.Equal(t, 1, strings.Count(after, clearLine))
+}
+
+// TestProgressLines: --progress writes whole lines off a terminal, none
+// in the first second, then one every ten seconds, none after done.
+func TestProgressLines(t *testing.T) {
+	c := &clock{t: time.Unix(0, 0)}
+	var buf lockedBuffer
+	report, done := progressLines(&buf, c.now)
+	report(1, 2*1)
+	assert.Empty(t, buf.String(), "a quick search prints nothing")
+	c.advance(2 * time.Second)
+	report(10, 2*10)
+	c.advance(time.Second)
+	report(20, 2*20)
+	c.advance(10 * time.Second)
+	report(30, 2*30)
+	done()
+	c.advance(20 * time.Second)
+	report(40, 2*40)
+	assert.Equal(t, "mimoplan: 10 layouts checked, 20 search nodes after 2 s ...\nmimoplan: 30 layouts checked, 60 search nodes after 13 s ...\n", buf.String())
+	assert.NotContains(t, buf.String(), "\r")
 }

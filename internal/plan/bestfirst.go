@@ -81,7 +81,7 @@ func (s *searcher) bestFirst() {
 			return cmp.Or(cmp.Compare(a.bound, b.bound), cmp.Compare(a.sum, b.sum), cmp.Compare(a.ordinal, b.ordinal))
 		})
 		for _, p := range band {
-			if p.bound > s.threshold() {
+			if p.bound > s.threshold() || s.stop {
 				break
 			}
 			// What validate refused since the band was sorted may have
@@ -105,7 +105,7 @@ func (s *searcher) bestFirst() {
 			done[key] = true
 			s.sizes(p.off, p.n)
 		}
-		if hi == math.MaxFloat64 || hi >= s.threshold() {
+		if hi == math.MaxFloat64 || hi >= s.threshold() || s.stop {
 			break // every placement whose bound may let a candidate in was visited
 		}
 		lo = hi
@@ -174,6 +174,9 @@ func (s *searcher) walk(perm []int, p, at int, b, lo, hi float64, off, n []int, 
 	for size := first; size <= last; size++ {
 		if !s.spanAllowed(i, at, size) {
 			continue
+		}
+		if !s.visit() {
+			return
 		}
 		// lbFull where compute alone is already half the band: there it
 		// decides; elsewhere it is asked only of the placements visited.

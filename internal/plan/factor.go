@@ -9,6 +9,9 @@ import (
 )
 
 func (s *searcher) choose(p int, off, n []int) {
+	if !s.visit() {
+		return
+	}
 	if p == len(s.order) {
 		s.candidate()
 		return
@@ -59,6 +62,9 @@ func (s *searcher) choose(p int, off, n []int) {
 		s.choose(p+1, off, n)
 		if s.anyBad(p) {
 			return // a module chosen before this one is refused whatever this one is
+		}
+		if s.stop {
+			return
 		}
 	}
 	if whole && !alive && p > 0 && s.lang >= 0 {

@@ -29,7 +29,7 @@ func (s *searcher) placements() {
 	}
 	if s.req.Top > 0 {
 		s.bestFirst()
-		if len(s.kept) > 0 {
+		if len(s.kept) > 0 || s.stop {
 			return
 		}
 		// Nothing fits: every placement is visited, for the closest misses.
@@ -45,7 +45,7 @@ func (s *searcher) placements() {
 	for i := range idx {
 		idx[i] = i
 	}
-	for s.pass = 1; s.pass <= 2; s.pass++ {
+	for s.pass = 1; s.pass <= 2 && !s.stop; s.pass++ {
 		permute(idx, 0, func(perm []int) { s.tile(perm, 0, 0, off, n) })
 		if total == 0 {
 			break // without FLOPs the first pass is every placement
@@ -61,9 +61,12 @@ func (s *searcher) tile(perm []int, p, at int, off, n []int) {
 	if p == k-1 {
 		lo = w - at
 	}
-	for size := lo; size <= hi; size++ {
+	for size := lo; size <= hi && !s.stop && !s.full; size++ {
 		if !s.spanAllowed(i, at, size) {
 			continue
+		}
+		if !s.visit() {
+			return
 		}
 		off[i], n[i] = at, size
 		// Compute alone is a lower bound of a module's time.
@@ -121,11 +124,11 @@ func permute(a []int, k int, visit func([]int)) {
 // sizes chooses every module's factorization for one placement, in
 // s.order, pruning with the score bound.
 func (s *searcher) sizes(off, n []int) {
-	if s.full {
+	if s.full || s.stop {
 		return
 	}
 	if s.req.Progress != nil {
-		s.req.Progress(s.res.Checked)
+		s.req.Progress(s.res.Checked, s.res.Nodes)
 	}
 	for i := range s.cur {
 		s.cur[i] = Choice{NumRanks: n[i], RankOffset: off[i]} // bound reads the sizes of modules not chosen yet

@@ -45,7 +45,7 @@ func (s *searcher) chooseRanked(p int, off, n []int) {
 			continue
 		}
 		s.choose(p+1, off, n)
-		if s.anyBad(p) {
+		if s.anyBad(p) || s.stop {
 			return // a module chosen before this one is refused whatever this one is
 		}
 	}

@@ -44,10 +44,23 @@ type Request struct {
 	// search stops with an error rather than run out of memory.
 	Limit int
 	// Progress, when set, is called at each placement the search visits
-	// with the number of candidates checked so far (often: it must be
-	// cheap).
-	Progress func(checked int)
+	// and every progressEvery nodes with the number of candidates checked
+	// so far (often: it must be cheap).
+	Progress func(checked, nodes int)
+	// MaxNodes bounds the search nodes visited (0: DefaultMaxNodes): past
+	// it the search stops with the best candidates found so far and
+	// Result.Stopped set.
+	MaxNodes int
 }
+
+// DefaultMaxNodes is the search nodes (a module's sizes tried, a candidate
+// judged, a placement walked) a search visits at most unless told: about
+// a minute where every node reaches validate (docs/suggest.md).
+const DefaultMaxNodes = 250_000_000
+
+// progressEvery is how many nodes pass between two progress reports
+// within one placement.
+const progressEvery = 1 << 12
 
 // Candidate is a valid layout with its score.
 type Candidate struct {
@@ -74,6 +87,11 @@ type Result struct {
 	// Checked counts the candidates validate was asked about; Pruned those
 	// dropped before (by memory or by a score bound).
 	Checked int `json:"-" yaml:"-"`
+	// Nodes counts the search nodes visited; Stopped is set when they
+	// reached MaxNodes and the search stopped before its end: the
+	// candidates are then the best of those visited, not of every layout.
+	Nodes   int  `json:"-" yaml:"-"`
+	Stopped bool `json:"-" yaml:"-"`
 }
 
 const maxMisses = 5
@@ -93,6 +111,9 @@ type searcher struct {
 	divs divCache
 	took bool // the last candidate judged was valid
 	full bool // --all passed its Limit: the search stops
+	// stop is set once the nodes visited reach MaxNodes: every loop of
+	// the search then returns, keeping what it found.
+	stop bool
 	// lang is the index of the language module, order the modules in the
 	// order their sizes are chosen (language first: the encoders'
 	// micro-batch counts depend on it).
@@ -183,6 +204,31 @@ func Search(req *Request) (*Result, error) {
 	}
 	s.finish()
 	return &s.res, nil
+}
+
+// visit counts a search node; false once the search must stop (MaxNodes
+// reached or --all full).
+func (s *searcher) visit() bool {
+	return s.visitN(1)
+}
+
+// visitN counts n nodes at once.
+func (s *searcher) visitN(n int) bool {
+	if s.stop || s.full {
+		return false
+	}
+	s.res.Nodes += n
+	most := s.req.MaxNodes
+	if most <= 0 {
+		most = DefaultMaxNodes
+	}
+	if s.res.Nodes >= most {
+		s.stop, s.res.Stopped = true, true
+	}
+	if s.req.Progress != nil && s.res.Nodes%progressEvery < n {
+		s.req.Progress(s.res.Checked, s.res.Nodes)
+	}
+	return !s.stop
 }
 
 // threshold is the step time a candidate must not exceed to enter the

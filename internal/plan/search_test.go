@@ -102,3 +102,30 @@ func moeRequest(t *testing.T) *Request {
 	require.Empty(t, d.Items)
 	return &Request{Spec: spec, Est: toyEstimator{weights: 8e9}, HW: GPUs["H100"], GPUMemory: 6e9}
 }
+
+// TestMaxNodes: the search stops within MaxNodes, keeps the best found so
+// far and says so; under the limit it is the whole search.
+func TestMaxNodes(t *testing.T) {
+	src := "version: 1\ncluster: {nodes: 4, gpus_per_node: 8}\nmodules: [{name: vision}, {name: audio}, {name: language}]\n"
+	spec, d := layout.ParseSpec("s.yaml", []byte(src))
+	require.Empty(t, d.Items)
+	for _, limit := range []int{1, 1000, 100_000} {
+		res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, HW: GPUs["H100"], Top: 1, MaxNodes: limit})
+		require.NoError(t, err)
+		assert.True(t, res.Stopped, "limit %d", limit)
+		assert.LessOrEqual(t, res.Nodes, limit+judgeNodes, "limit %d", limit)
+		if limit > 1 {
+			assert.Len(t, res.Candidates, 1, "the best found so far")
+		}
+	}
+	req := moeRequest(t)
+	req.Top = 5
+	res, err := Search(req)
+	require.NoError(t, err)
+	assert.False(t, res.Stopped)
+	req.MaxNodes = res.Nodes
+	again, err := Search(req)
+	require.NoError(t, err)
+	assert.True(t, again.Stopped, "exactly the nodes the search needs")
+	assert.Equal(t, res.Candidates, again.Candidates)
+}

@@ -1,7 +1,10 @@
 package plan
 
 import (
+	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/mimoplan/mimoplan/internal/atomicfile"
 	"github.com/mimoplan/mimoplan/internal/exitcode"
@@ -22,7 +25,9 @@ type SuggestRequest struct {
 	Out    string // when set, the best layout is written there
 	// Progress, when set, gives the search's progress report and the
 	// function that ends it.
-	Progress func() (report func(checked int), done func())
+	Progress func() (report func(checked, nodes int), done func())
+	// MaxNodes bounds the search (Request.MaxNodes; 0: DefaultMaxNodes).
+	MaxNodes int
 }
 
 // Suggest reads the spec, searches, prints the result on stdout and writes
@@ -38,7 +43,10 @@ func Suggest(stdout, stderr io.Writer, r SuggestRequest) error {
 		return err
 	}
 	req := &Request{Spec: spec, Options: Options{GTP: r.GTP, Layers: Layers}, Est: Model{}, HW: r.HW,
-		GPUMemory: float64(spec.GPUMemory), Top: r.Top}
+		GPUMemory: float64(spec.GPUMemory), Top: r.Top, MaxNodes: r.MaxNodes}
+	if err := writeUnprunable(stderr, spec, maxNodes(r.MaxNodes)); err != nil {
+		return err
+	}
 	if r.Progress != nil {
 		var done func()
 		req.Progress, done = r.Progress()
@@ -51,6 +59,12 @@ func Suggest(stdout, stderr io.Writer, r SuggestRequest) error {
 	if err := Print(stdout, r.Format, res); err != nil {
 		return err
 	}
+	if res.Stopped {
+		if _, err := fmt.Fprintf(stderr, "mimoplan: the search stopped at --max-nodes %d search nodes (%d layouts checked): the layouts shown are the best of those visited, not of every layout; raise --max-nodes, give the modules models, or fix more sizes\n",
+			maxNodes(r.MaxNodes), res.Checked); err != nil {
+			return err
+		}
+	}
 	if len(res.Candidates) == 0 {
 		return exitcode.Silent(exitcode.Invalid)
 	}
@@ -62,4 +76,41 @@ func Suggest(stdout, stderr io.Writer, r SuggestRequest) error {
 		return exitcode.Wrap(exitcode.Usage, err)
 	}
 	return nil
+}
+
+func maxNodes(n int) int {
+	if n <= 0 {
+		return DefaultMaxNodes
+	}
+	return n
+}
+
+// writeUnprunable says, before the search, which modules have no model:
+// every size of such a module scores 0 s, so no bound prunes among them
+// and the search may run to its --max-nodes limit.
+func writeUnprunable(w io.Writer, spec *layout.Layout, limit int) error {
+	var names []string
+	for i := range spec.Modules {
+		if spec.Modules[i].Model == nil {
+			names = append(names, spec.Modules[i].Name)
+		}
+	}
+	var err error
+	switch {
+	case len(names) == 0:
+	case len(names) == len(spec.Modules):
+		_, err = fmt.Fprintf(w, "mimoplan: note: no module has a model, so every layout scores 0 s and the search cannot prune: it tries them by their sizes and stops after %d search nodes (--max-nodes); give each module a model (model: {preset: ...} or hf_config) to rank them by time, or fix sizes (num_ranks, tp, pp, ...) to narrow the search\n", limit)
+	default:
+		_, err = fmt.Fprintf(w, "mimoplan: note: no model in module(s) %s, so their sizes score 0 s and prune nothing; the search stops after %d search nodes (--max-nodes); give them a model (model: {preset: ...} or hf_config) or fix their sizes\n",
+			quoteAll(names), limit)
+	}
+	return err
+}
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }

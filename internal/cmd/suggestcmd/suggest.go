@@ -25,6 +25,8 @@ type Options struct {
 	Format     string
 	Out        string
 	GTP        bool
+	Progress   bool
+	MaxNodes   int
 	HW         cmdutil.HardwareFlags
 }
 
@@ -65,6 +67,8 @@ fits (the closest misses are printed with what blocks each), 2 usage error,
 	cmdutil.StringEnumVar(fs, &opts.Format, "format", "table", "output format: "+strings.Join(formats, ", "), formats...)
 	fs.StringVar(&opts.Out, "out", "", "write the best layout to this file")
 	fs.BoolVar(&opts.Probe, "probe", false, "plan for this machine's visible GPUs (NVML) in place of the spec's cluster; honours CUDA_VISIBLE_DEVICES")
+	fs.BoolVar(&opts.Progress, "progress", false, "report the search's progress on stderr even when it is not a terminal (a line every ten seconds)")
+	fs.IntVar(&opts.MaxNodes, "max-nodes", plan.DefaultMaxNodes, "stop the search after this many search nodes, with the best layouts found so far")
 	fs.BoolVar(&opts.GTP, "gtp", false, "also search gtp_remat and expt_gtp_remat where the spec leaves them out")
 	opts.HW.Bind(fs)
 	return cmd
@@ -74,12 +78,18 @@ func suggestRun(o *Options) error {
 	if o.Top < 1 {
 		return exitcode.Usagef("invalid --top %d: want at least 1", o.Top)
 	}
+	if o.MaxNodes < 1 {
+		return exitcode.Usagef("invalid --max-nodes %d: want at least 1", o.MaxNodes)
+	}
 	hw, err := o.HW.Hardware()
 	if err != nil {
 		return err
 	}
-	r := plan.SuggestRequest{SpecPath: o.Spec, Top: o.Top, GTP: o.GTP, HW: hw, Format: o.Format, Out: o.Out,
-		Progress: func() (func(int), func()) { return cmdutil.Progress(o.IO.ErrOut) }}
+	r := plan.SuggestRequest{SpecPath: o.Spec, Top: o.Top, GTP: o.GTP, HW: hw, Format: o.Format, Out: o.Out, MaxNodes: o.MaxNodes,
+		Progress: func() (func(int, int), func()) { return cmdutil.Progress(o.IO.ErrOut) }}
+	if o.Progress {
+		r.Progress = func() (func(int, int), func()) { return cmdutil.ProgressLines(o.IO.ErrOut) }
+	}
 	if o.All {
 		r.Top = 0
 	}
