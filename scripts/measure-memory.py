@@ -153,8 +153,9 @@ def layout_yaml(name):
 
     training = {"use_distributed_optimizer": a["use_distributed_optimizer"],
                 "sequence_parallel": a["sequence_parallel"]}
-    if a["recompute_granularity"]:
-        training["recompute_granularity"] = a["recompute_granularity"]
+    for k in ("recompute_granularity", "recompute_method", "recompute_num_layers"):
+        if a[k]:
+            training[k] = a[k]
     sizes = "".join(f"    {k}: {a[f]}\n" for k, f in (
         ("tp", "tensor_model_parallel_size"), ("pp", "pipeline_model_parallel_size"),
         ("ep", "expert_model_parallel_size")) if a[f] > 1)

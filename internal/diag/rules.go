@@ -63,6 +63,14 @@ var catalogue = []Rule{
 	{RuleMLAWithGQA, Error, "multi_latent_attention together with num_query_groups.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1974"},
 	{RuleMoELatentNeedsExperts, Error, "moe_latent_size on a model without num_experts.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1982"},
 	{RuleMoETPNeedsSequenceParallel, Error, "An MoE model with tp above 1 and no sequence parallelism: the first training step raises.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/moe/moe_layer.py:636"},
+	{RuleRecomputeFullNeedsMethod, Error, "Full recompute without recompute_method or recompute_num_layers.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_config.py:1913, :1919"},
+	{RuleRecomputeSelectiveNoMethod, Error, "Selective recompute with recompute_method or recompute_num_layers.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1425, megatron/core/transformer/transformer_config.py:1926"},
+	{RuleRecomputeSettingUnused, Warning, "recompute_method or recompute_num_layers without recompute_granularity, which Megatron ignores.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_config.py:1901"},
+	{RuleOverlapParamGatherNeeds, Error, "overlap_param_gather without the distributed optimizer or without overlap_grad_reduce.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1024-1028"},
+	{RuleTPCommOverlapNeedsSP, Error, "tp_comm_overlap on a module without sequence parallelism.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1441"},
+	{RuleLocalAttentionNeedsLocal, Error, "attention_backend local with Transformer Engine layers.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:436"},
+	{RuleFP8NeedsTE, Warning, "fp8 with transformer_impl local, whose layers have no fp8 path.", "Megatron-LM@d98e8a64ddf3 megatron/core/models/gpt/gpt_layer_specs.py:194"},
+	{RuleMoECommOverlapUnsupported, Error, "overlap_moe_expert_parallel_comm without ep > 1, the alltoall/flex dispatcher or vpp (with pp > 1), or with full recompute.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_config.py:3002-3029"},
 	{RuleGPUMemoryShort, Error, "A module's estimated memory per GPU exceeds cluster.gpu_memory (or the GPU's, with --probe).", "Megatron-LM@d98e8a64ddf3 megatron/training/theoretical_memory_usage.py:456"},
 
 	// Target megatron-lm.

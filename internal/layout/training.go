@@ -238,7 +238,8 @@ func orList(values []string) string {
 // m of the layout: the training block, the batch, and the module's dp.
 // Sequence parallelism is the language module's alone: Megatron-LM's MIMO
 // providers give it to the language model, and encoders run without it
-// (examples/mimo/model_providers/llava_vlm.py:71, radio_encoder.py:127).
+// (examples/mimo/model_providers/llava_vlm.py:71, radio_encoder.py:127),
+// and so is tp_comm_overlap, which needs it.
 func (l *Layout) ModelTraining(m *Module, dp int) model.Training {
 	var t model.Training
 	if l.Training != nil {
@@ -250,7 +251,7 @@ func (l *Layout) ModelTraining(m *Module, dp int) model.Training {
 		t.RecomputeNumLayers = lt.RecomputeNumLayers
 		t.OverlapGradReduce = lt.OverlapGradReduce
 		t.OverlapParamGather = lt.OverlapParamGather
-		t.TPCommOverlap = lt.TPCommOverlap
+		t.TPCommOverlap = lt.TPCommOverlap && m.Name == grid.LanguageModule
 		t.GradReduceInBF16 = lt.GradReduceInBF16
 		t.MoETokenDispatcherType = lt.MoETokenDispatcherType
 		t.OverlapMoEExpertParallelComm = lt.OverlapMoEExpertParallelComm

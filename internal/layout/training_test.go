@@ -127,8 +127,8 @@ func TestTrainingKeySetRefuses(t *testing.T) {
 		}
 		assert.Equal(t, layout.Training{}, tr, k.Name)
 	}
-	// Encoders run without sequence parallelism (ModelTraining's policy).
-	l, d := layout.Parse("t.yaml", []byte("version: 1\nworld_size: 8\ntraining: {sequence_parallel: true}\nmodules:\n  - {name: vision, num_ranks: 4}\n  - {name: language, num_ranks: 4}\n"))
+	// Encoders run without sequence parallelism or tp_comm_overlap.
+	l, d := layout.Parse("t.yaml", []byte("version: 1\nworld_size: 8\ntraining: {sequence_parallel: true, tp_comm_overlap: true}\nmodules:\n  - {name: vision, num_ranks: 4}\n  - {name: language, num_ranks: 4}\n"))
 	require.Empty(t, d.Items)
 	assert.Equal(t, model.Training{MicroBatchSize: 1}, l.ModelTraining(&l.Modules[0], 4))
 }

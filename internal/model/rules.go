@@ -153,6 +153,7 @@ func check(cfg Config, par Parallel, tr Training, add func(rule, key string, hin
 		add(RuleLatentNeedsExperts, "model.moe_latent_size", "remove moe_latent_size, or give the model num_experts",
 			"moe_latent_size (%d) without num_experts: latent projections are for MoE models", c.MoELatentSize)
 	}
+	checkTraining(c, p, tr, add)
 }
 
 // CheckInputs is p with the sizes Check does not read set to 0: a caller

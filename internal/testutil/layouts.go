@@ -90,7 +90,7 @@ func HostileInputs() map[string][]byte {
 		"merge keys":            []byte("version: 1\nworld_size: 8\nmodules:\n- &v {name: vision, num_ranks: 4}\n- <<: [*v, *v]\n  name: language\n"),
 		"key out of its list":   []byte("version: 1\nworld_size: 8\nmodules:\n  - name: language\n    num_ranks: 8\n  tp: 2\n"),
 		"control character":     []byte("version: 1\nname: \"\x1b[2J\"\n"),
-		"model at the limits":   []byte("version: 1\nworld_size: 8\ncluster: {nodes: 1, gpus_per_node: 8, gpu_memory: 64TiB}\ntraining: {sequence_parallel: true, recompute_granularity: full}\nmodules:\n- {name: language, num_ranks: 8, vpp: 16777216, model: {num_layers: 16777216, hidden_size: 16777216, num_attention_heads: 1, seq_length: 16777216, vocab_size: 16777216, num_experts: 16777216, moe_router_topk: 16777216}}\n"),
+		"model at the limits":   []byte("version: 1\nworld_size: 8\ncluster: {nodes: 1, gpus_per_node: 8, gpu_memory: 64TiB}\ntraining: {sequence_parallel: true, recompute_granularity: full, recompute_method: uniform, recompute_num_layers: 1}\nmodules:\n- {name: language, num_ranks: 8, vpp: 16777216, model: {num_layers: 16777216, hidden_size: 16777216, num_attention_heads: 1, seq_length: 16777216, vocab_size: 16777216, num_experts: 16777216, moe_router_topk: 16777216}}\n"),
 		"model files":           []byte("version: 1\nworld_size: 8\nmodules:\n- {name: language, num_ranks: 4, model: {hf_config: /dev/zero}}\n- {name: vision, num_ranks: 4, model: {hf_config: /, preset: llama3-8b}}\n"),
 		"model freq list":       []byte("version: 1\nworld_size: 8\nmodules:\n- {name: language, num_ranks: 8, model: {preset: deepseek-v3, moe_layer_freq: [1, 0, 2, x, [1]], normalization: [RMSNorm]}}\n"),
 	}

@@ -38,7 +38,7 @@ func (c *checker) models() {
 		bad := false
 		for _, v := range model.Check(lm.Model.Config, par, tr) {
 			c.d.Add(diag.RuleID(v.Rule), c.modelPos(lm, v.Key), lm.Name, v.Hint, "%s", v.Message)
-			bad = bad || v.Rule != model.RuleSequenceParallelNeedsTP
+			bad = bad || diag.SeverityOf(diag.RuleID(v.Rule)) == diag.Error
 		}
 		if bad || c.sized[i] == nil {
 			continue

@@ -1,0 +1,94 @@
+package model
+
+// Rule ids of the training block's rules: what Megatron refuses of the
+// training arguments at start-up (megatron/training/arguments.py and
+// TransformerConfig.__post_init__ at d98e8a6).
+const (
+	RuleRecomputeFullNeedsMethod   = "recompute-full-needs-method"
+	RuleRecomputeSelectiveNoMethod = "recompute-selective-no-method"
+	RuleRecomputeSettingUnused     = "recompute-setting-unused"
+	RuleOverlapParamGatherNeeds    = "overlap-param-gather-needs"
+	RuleTPCommOverlapNeedsSP       = "tp-comm-overlap-needs-sp"
+	RuleLocalAttentionNeedsLocal   = "local-attention-needs-local-impl"
+	RuleFP8NeedsTE                 = "fp8-needs-transformer-engine"
+	RuleMoECommOverlapUnsupported  = "moe-comm-overlap-unsupported"
+)
+
+// checkTraining adds the training block's violations for a module with
+// these (resolved) sizes.
+func checkTraining(c Config, p Parallel, tr Training, add func(rule, key string, hint any, format string, args ...any)) {
+	switch tr.RecomputeGranularity {
+	case RecomputeFull:
+		if tr.RecomputeMethod == "" {
+			add(RuleRecomputeFullNeedsMethod, "training.recompute_granularity", "add recompute_method: uniform (or block) and recompute_num_layers: 1",
+				"recompute_granularity full needs recompute_method (uniform or block)")
+		}
+		if tr.RecomputeNumLayers == 0 {
+			add(RuleRecomputeFullNeedsMethod, "training.recompute_granularity", "add recompute_num_layers: 1 (layers per checkpoint with uniform)",
+				"recompute_granularity full needs recompute_num_layers")
+		}
+	case RecomputeSelective:
+		if tr.RecomputeMethod != "" {
+			add(RuleRecomputeSelectiveNoMethod, "training.recompute_method", "remove recompute_method, or use recompute_granularity: full",
+				"recompute_method %s with selective recompute: Megatron supports a method only for full recompute", tr.RecomputeMethod)
+		}
+		if tr.RecomputeNumLayers != 0 {
+			add(RuleRecomputeSelectiveNoMethod, "training.recompute_num_layers", "remove recompute_num_layers, or use recompute_granularity: full",
+				"recompute_num_layers with selective recompute: Megatron wants it unset")
+		}
+	default:
+		if tr.RecomputeMethod != "" || tr.RecomputeNumLayers != 0 {
+			key := "training.recompute_method"
+			if tr.RecomputeMethod == "" {
+				key = "training.recompute_num_layers"
+			}
+			add(RuleRecomputeSettingUnused, key, "set recompute_granularity: full, or remove it",
+				"recompute_method and recompute_num_layers do nothing without recompute_granularity")
+		}
+	}
+	if tr.OverlapParamGather && !tr.UseDistributedOptimizer {
+		add(RuleOverlapParamGatherNeeds, "training.overlap_param_gather", "set use_distributed_optimizer: true, or remove overlap_param_gather",
+			"overlap_param_gather needs the distributed optimizer")
+	}
+	if tr.OverlapParamGather && !tr.OverlapGradReduce {
+		add(RuleOverlapParamGatherNeeds, "training.overlap_param_gather", "set overlap_grad_reduce: true as well",
+			"overlap_param_gather needs overlap_grad_reduce")
+	}
+	if tr.TPCommOverlap && !tr.SequenceParallel {
+		add(RuleTPCommOverlapNeedsSP, "training.tp_comm_overlap", "set sequence_parallel: true (with tp > 1), or remove tp_comm_overlap",
+			"tp_comm_overlap needs sequence parallelism, which this module runs without")
+	}
+	if tr.AttentionBackend == "local" && tr.TransformerImpl != "local" {
+		add(RuleLocalAttentionNeedsLocal, "training.attention_backend", "set transformer_impl: local, or another attention_backend",
+			"attention_backend local runs only in Megatron's local layers (transformer_impl local)")
+	}
+	if tr.FP8 != "" && tr.TransformerImpl == "local" {
+		add(RuleFP8NeedsTE, "training.fp8", "use transformer_impl: transformer_engine, or remove fp8",
+			"fp8 %s needs Transformer Engine's layers; transformer_impl is local", tr.FP8)
+	}
+	if tr.OverlapMoEExpertParallelComm && c.NumExperts > 0 {
+		moeCommOverlap(p, tr, add)
+	}
+}
+
+// moeCommOverlap checks TransformerConfig's requirements of
+// overlap_moe_expert_parallel_comm (transformer_config.py:3002-3029).
+func moeCommOverlap(p Parallel, tr Training, add func(rule, key string, hint any, format string, args ...any)) {
+	const key = "training.overlap_moe_expert_parallel_comm"
+	if p.EP <= 1 {
+		add(RuleMoECommOverlapUnsupported, key, "use ep > 1, or remove overlap_moe_expert_parallel_comm",
+			"overlap_moe_expert_parallel_comm needs expert parallelism (ep > 1)")
+	}
+	if d := tr.MoETokenDispatcherType; d != "alltoall" && d != "flex" {
+		add(RuleMoECommOverlapUnsupported, key, "set moe_token_dispatcher_type: alltoall",
+			"overlap_moe_expert_parallel_comm needs the alltoall or flex token dispatcher, not allgather")
+	}
+	if tr.RecomputeGranularity == RecomputeFull || tr.RecomputeMethod != "" || tr.RecomputeNumLayers != 0 {
+		add(RuleMoECommOverlapUnsupported, key, "use selective recompute or none",
+			"overlap_moe_expert_parallel_comm excludes full recompute (recompute_method, recompute_num_layers)")
+	}
+	if p.PP > 1 && p.VPP == 0 {
+		add(RuleMoECommOverlapUnsupported, key, "add vpp (> 1) to the module",
+			"overlap_moe_expert_parallel_comm with pp %d needs a virtual pipeline (vpp)", p.PP)
+	}
+}
