@@ -7,41 +7,37 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mimoplan/mimoplan/internal/exitcode"
-	"github.com/mimoplan/mimoplan/internal/plan"
+	"github.com/mimoplan/mimoplan/internal/steptime"
 )
 
 // HardwareFlags are the step-time model's hardware: a GPU's defaults
 // (--gpu) and the flags that override its figures, bound straight into
-// plan.Overrides. A flag that was set, to any value, overrides.
+// steptime.Overrides. A flag that was set, to any value, overrides.
 type HardwareFlags struct {
 	GPU  string
-	Over plan.Overrides
+	Over steptime.Overrides
 }
 
 // Bind adds --gpu, --peak-tflops, --efficiency, --nvlink-gbps and
-// --network-gbps to fs, in plan.Overrides' order.
+// --network-gbps to fs.
 func (h *HardwareFlags) Bind(fs *pflag.FlagSet) {
 	fs.StringVar(&h.GPU, "gpu", "H100", "GPU whose defaults the step-time model uses: H100, H200, B200")
-	for i, f := range []struct{ name, usage string }{
-		{"peak-tflops", "dense BF16 TFLOP/s per GPU (default: the --gpu's)"},
-		{"efficiency", "fraction of the peak reached, 0-1 (default 0.4)"},
-		{"nvlink-gbps", "GB/s per GPU inside a node (default: the --gpu's)"},
-		{"network-gbps", "GB/s per GPU across nodes (default 50)"},
-	} {
-		fs.Var(overrideValue{&h.Over[i]}, f.name, f.usage)
-	}
+	fs.Var(overrideValue{&h.Over.PeakTFLOPs}, "peak-tflops", "dense BF16 TFLOP/s per GPU (default: the --gpu's)")
+	fs.Var(overrideValue{&h.Over.Efficiency}, "efficiency", "fraction of the peak reached, 0-1 (default 0.4)")
+	fs.Var(overrideValue{&h.Over.NVLinkGBps}, "nvlink-gbps", "GB/s per GPU inside a node (default: the --gpu's)")
+	fs.Var(overrideValue{&h.Over.NetworkGBps}, "network-gbps", "GB/s per GPU across nodes (default 50)")
 }
 
 // Hardware is the --gpu's figures with the overrides set, checked; a
 // usage error otherwise.
-func (h *HardwareFlags) Hardware() (plan.Hardware, error) {
-	hw, ok := plan.GPUs[strings.ToUpper(h.GPU)]
+func (h *HardwareFlags) Hardware() (steptime.Hardware, error) {
+	hw, ok := steptime.GPUs[strings.ToUpper(h.GPU)]
 	if !ok {
-		return plan.Hardware{}, exitcode.Usagef("invalid --gpu %q: want one of H100, H200, B200", h.GPU)
+		return steptime.Hardware{}, exitcode.Usagef("invalid --gpu %q: want one of H100, H200, B200", h.GPU)
 	}
 	hw, err := hw.With(h.Over)
 	if err != nil {
-		return plan.Hardware{}, exitcode.Usagef("%v", err)
+		return steptime.Hardware{}, exitcode.Usagef("%v", err)
 	}
 	return hw, nil
 }

@@ -8,27 +8,27 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mimoplan/mimoplan/internal/exitcode"
-	"github.com/mimoplan/mimoplan/internal/plan"
+	"github.com/mimoplan/mimoplan/internal/steptime"
 )
 
 func TestHardwareFlags(t *testing.T) {
 	t.Parallel()
-	h100, b200 := plan.GPUs["H100"], plan.GPUs["B200"]
+	h100, b200 := steptime.GPUs["H100"], steptime.GPUs["B200"]
 	tests := []struct {
 		name    string
 		args    []string
-		want    func(h plan.Hardware) plan.Hardware
+		want    func(h steptime.Hardware) steptime.Hardware
 		wantErr string
 	}{
-		{"defaults", nil, func(plan.Hardware) plan.Hardware { return h100 }, ""},
-		{"gpu any case", []string{"--gpu", "b200"}, func(plan.Hardware) plan.Hardware { return b200 }, ""},
+		{"defaults", nil, func(steptime.Hardware) steptime.Hardware { return h100 }, ""},
+		{"gpu any case", []string{"--gpu", "b200"}, func(steptime.Hardware) steptime.Hardware { return b200 }, ""},
 		{"overrides in their units", []string{"--peak-tflops", "500", "--efficiency", "0.5", "--nvlink-gbps", "100", "--network-gbps", "25"},
-			func(h plan.Hardware) plan.Hardware {
+			func(h steptime.Hardware) steptime.Hardware {
 				h.PeakFLOPs, h.Efficiency, h.NVLink, h.Network = 500e12, 0.5, 100e9, 25e9
 				return h
 			}, ""},
 		{"one override keeps the rest", []string{"--gpu", "B200", "--network-gbps", "100"},
-			func(plan.Hardware) plan.Hardware { h := b200; h.Network = 100e9; return h }, ""},
+			func(steptime.Hardware) steptime.Hardware { h := b200; h.Network = 100e9; return h }, ""},
 		{"a zero that was set overrides", []string{"--peak-tflops", "0"}, nil, "peak FLOP/s must be a positive number, got 0"},
 		{"efficiency above 1", []string{"--efficiency", "2"}, nil, "efficiency"},
 		{"unknown gpu", []string{"--gpu", "A100"}, nil, `invalid --gpu "A100": want one of H100, H200, B200`},
@@ -61,11 +61,11 @@ func TestHardwareFlagsUnsetKeepNil(t *testing.T) {
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	h.Bind(fs)
 	require.NoError(t, fs.Parse([]string{"--efficiency", "0.3"}))
-	assert.Nil(t, h.Over[0])
-	require.NotNil(t, h.Over[1])
-	assert.Equal(t, 0.3, *h.Over[1])
-	assert.Nil(t, h.Over[2])
-	assert.Nil(t, h.Over[3])
+	assert.Nil(t, h.Over.PeakTFLOPs)
+	require.NotNil(t, h.Over.Efficiency)
+	assert.Equal(t, 0.3, *h.Over.Efficiency)
+	assert.Nil(t, h.Over.NVLinkGBps)
+	assert.Nil(t, h.Over.NetworkGBps)
 	assert.Equal(t, "0", fs.Lookup("peak-tflops").DefValue, "help shows no default, as a zero Float64Var")
 	assert.Equal(t, "0.3", fs.Lookup("efficiency").Value.String())
 	assert.Error(t, fs.Parse([]string{"--nvlink-gbps", "fast"}))

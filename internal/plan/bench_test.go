@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/steptime"
 )
 
 func benchSpec(b *testing.B, path string) *layout.Layout {
@@ -29,7 +30,7 @@ func BenchmarkSuggest(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, HW: GPUs["H100"],
+				res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, HW: steptime.GPUs["H100"],
 					GPUMemory: float64(spec.GPUMemory), Top: 5})
 				if err != nil || len(res.Candidates) == 0 {
 					b.Fatalf("%s: %v, %d candidates", name, err, len(res.Candidates))

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"sort"
 )
 
 // place is one non-colocated placement and its bounds: the largest and
@@ -36,7 +37,7 @@ func (s *searcher) bestFirst() {
 	// follow the modules' FLOPs (placements): the first band starts there.
 	least := 0.0
 	for i := range s.shapes {
-		least += s.job.compute(&s.shapes[i], s.spec.WorldSize)
+		least += s.time.Compute(&s.shapes[i], s.spec.WorldSize)
 	}
 	lo := math.Inf(-1)
 	var deferred []place
@@ -131,18 +132,13 @@ func placeKey(off, n []int) string {
 }
 
 // setNmin sets nmin: for each module the fewest ranks on which its compute
-// is at most hi (compute falls as the ranks grow).
+// is at most hi, world_size+1 when none (compute does not grow with the
+// ranks: steptime.Model's inequality 8).
 func (s *searcher) setNmin(hi float64) {
 	w := s.spec.WorldSize
 	s.nmin = s.nmin[:0]
 	for i := range s.shapes {
-		n := 1
-		if c := s.job.compute(&s.shapes[i], 1); c > hi {
-			n = max(1, int(c/hi)-1)
-		}
-		for n <= w && s.job.compute(&s.shapes[i], n) > hi {
-			n++
-		}
+		n := 1 + sort.Search(w, func(k int) bool { return s.time.Compute(&s.shapes[i], k+1) <= hi })
 		s.nmin = append(s.nmin, n)
 	}
 }
@@ -153,7 +149,7 @@ func (s *searcher) lbKnown(i, n int) float64 {
 	if s.lbs != nil && s.lbs[i] != nil && !math.IsNaN(s.lbs[i][n]) {
 		return s.lbs[i][n]
 	}
-	return s.job.compute(&s.shapes[i], n)
+	return s.time.Compute(&s.shapes[i], n)
 }
 
 // walk enumerates the spans of perm[p:] from rank at, as tile does, and
@@ -205,7 +201,7 @@ func (s *searcher) walk(perm []int, p, at int, b, lo, hi float64, off, n []int, 
 // (global-batch-not-divisible, internal/validate/batch.go).
 func (s *searcher) wholeSteps(dp, gtp int) bool {
 	b := s.spec.Batch
-	if s.job.bridge || b == nil || b.MicroBatchSize <= 0 || b.GlobalBatchSize <= 0 {
+	if s.job.Bridge || b == nil || b.MicroBatchSize <= 0 || b.GlobalBatchSize <= 0 {
 		return true
 	}
 	return b.GlobalBatchSize%(b.MicroBatchSize*dp*gtp) == 0

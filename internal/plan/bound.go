@@ -1,6 +1,10 @@
 package plan
 
-import "math"
+import (
+	"math"
+
+	"github.com/mimoplan/mimoplan/internal/steptime"
+)
 
 // lbFull is a lower bound of module i's time on n ranks, whatever its
 // offset and the other modules' sizes: the least, over the factorizations
@@ -8,7 +12,8 @@ import "math"
 // every group at the faster bandwidth and, for an encoder, the most
 // micro-batches any language split gives (the least bubble). Each term is
 // at most the term the search computes for that factorization, so the
-// bound never exceeds a candidate's time; +Inf when nothing can fit.
+// bound never exceeds a candidate's time (steptime.Model's inequalities
+// 4, 5 and 7); +Inf when nothing can fit.
 func (s *searcher) lbFull(i, n int) float64 {
 	if s.lbs == nil {
 		s.lbs = make([][]float64, len(s.spec.Modules))
@@ -22,8 +27,7 @@ func (s *searcher) lbFull(i, n int) float64 {
 	if v := s.lbs[i][n]; !math.IsNaN(v) {
 		return v
 	}
-	k := s.job.fastest()
-	best := s.minTime(i, 0, n, &k)
+	best := s.minTime(i, 0, n, s.fast)
 	s.lbs[i][n] = best
 	return best
 }
@@ -33,11 +37,11 @@ func (s *searcher) lbFull(i, n int) float64 {
 // module's time depends on nothing else, so for it the bound is its best
 // time in the placement.
 func (s *searcher) lbAt(i, off, n int) float64 {
-	key := [3]int{i, s.job.offClass(off), n}
+	key := [3]int{i, s.time.OffsetClass(off), n} // inequality 6 of steptime.Model
 	if v, ok := s.lbAts.get(key); ok {
 		return v
 	}
-	v := s.minTime(i, off, n, &s.job)
+	v := s.minTime(i, off, n, s.time)
 	s.lbAts.put(key, v, 1)
 	return v
 }
@@ -67,14 +71,15 @@ func (s *searcher) boundFact(i, n int) *fact {
 // offset off, over the factorizations the model accepts, whose memory may
 // fit and that validate has not refused, with an encoder's most
 // micro-batches; +Inf when none.
-func (s *searcher) minTime(i, off, n int, k *job) float64 {
+func (s *searcher) minTime(i, off, n int, k steptime.Model) float64 {
 	best := math.Inf(1)
 	es := s.boundFact(i, n).es
 	for j := range es {
 		e := &es[j]
 		// Entries come by their cheap bound (no bubble, no gradients), which
 		// is at most their full one: past best none can lower it. The
-		// margin covers rounding between the two sums.
+		// margin covers rounding between the two sums (steptime.Model's
+		// inequality 9).
 		if e.lb > best*(1+1e-9) {
 			break
 		}
@@ -82,7 +87,7 @@ func (s *searcher) minTime(i, off, n int, k *job) float64 {
 			continue // before prepare: it costs nothing
 		}
 		s.prepare(i, n, e)
-		if !e.ok || e.over > 0 || e.bad[col(s.job.colocated)] {
+		if !e.ok || e.over > 0 || e.bad[col(s.colocated)] {
 			continue
 		}
 		best = min(best, s.boundTime(i, off, n, e, k))
@@ -94,11 +99,12 @@ func (s *searcher) minTime(i, off, n int, k *job) float64 {
 // the least bubble module i can get: an encoder's with the most
 // micro-batches any language split gives, the language module's with its
 // own.
-func (s *searcher) boundTime(i, off, n int, e *entry, k *job) float64 {
-	mb := s.job.microbatches(1)
+func (s *searcher) boundTime(i, off, n int, e *entry, k steptime.Model) float64 {
+	mb := s.job.Microbatches(1)
 	if i == s.lang {
-		mb = s.job.microbatches(e.z.DP * e.z.GTPRemat)
+		mb = s.job.Microbatches(e.z.DP * e.z.GTPRemat)
 	}
-	c := Choice{Name: s.spec.Modules[i].Name, RankOffset: off, NumRanks: n, Sizes: e.z}
-	return k.time(&c, &s.shapes[i], mb, e.params).Total
+	c := Choice{RankOffset: off, NumRanks: n, Sizes: e.z}
+	m := stepModule(&c, mb, e.params)
+	return k.Time(&s.shapes[i], m).Total
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/steptime"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
@@ -47,7 +48,7 @@ func TestSuggestAllEqualsBruteForce16(t *testing.T) {
 			}
 			spec, d := layout.ParseSpec("spec.yaml", data)
 			require.False(t, d.HasErrors(), "%v", d.Items)
-			res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, HW: GPUs["H100"], GPUMemory: float64(spec.GPUMemory)})
+			res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory)})
 			require.NoError(t, err)
 			var got []string
 			for _, c := range res.Candidates {

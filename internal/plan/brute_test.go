@@ -10,6 +10,7 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/steptime"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
@@ -22,8 +23,8 @@ type toyEstimator struct {
 	free    bool
 }
 
-func (e toyEstimator) Shape(_ *layout.Layout, m *layout.Module) Shape {
-	s := Shape{FLOPsPerSample: 1e12 * float64(len(m.Name)), Layers: 8, Hidden: 1024, Seq: 512, KVDim: 256, TopK: 2, MoELayers: 8}
+func (e toyEstimator) Shape(_ *layout.Layout, m *layout.Module) steptime.Shape {
+	s := steptime.Shape{FLOPsPerSample: 1e12 * float64(len(m.Name)), Layers: 8, Hidden: 1024, Seq: 512, KVDim: 256, TopK: 2, MoELayers: 8}
 	if e.free {
 		s.MoELayers = 0
 	}
@@ -121,7 +122,7 @@ func TestSuggestAllEqualsBruteForce(t *testing.T) {
 			spec, d := layout.ParseSpec("spec.yaml", []byte(tc.spec))
 			require.Empty(t, d.Items, "spec")
 			want := bruteForce(t, spec, tc)
-			req := &Request{Spec: spec, Options: Options{GTP: tc.gtp}, Est: tc.est, HW: GPUs["H100"], GPUMemory: tc.mem}
+			req := &Request{Spec: spec, Options: Options{GTP: tc.gtp}, Est: tc.est, HW: steptime.GPUs["H100"], GPUMemory: tc.mem}
 			if tc.model {
 				req.Est, req.Layers, req.GPUMemory = Model{}, Layers, float64(spec.GPUMemory)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/model"
+	"github.com/mimoplan/mimoplan/internal/steptime"
 )
 
 // TestExpertFree holds Model.ExpertFree to what the search assumes of it
@@ -30,7 +31,7 @@ func TestExpertFree(t *testing.T) {
 		}
 		free++
 		shape := est.Shape(spec, m)
-		j := job{hw: GPUs["H100"], gpn: 8, samples: 64, mbs: 2}
+		j := steptime.New(steptime.GPUs["H100"], steptime.Job{GPUsPerNode: 8, Samples: 64, MicroBatch: 2})
 		for range 50 {
 			c := Choice{Name: "language", RankOffset: 8 * r.IntN(4), NumRanks: 64, Sizes: Sizes{TP: pick(), CP: pick(), PP: pick(), GTPRemat: 1, EP: 1}}
 			c.DP = max(1, 64/(c.TP*c.CP*c.PP))
@@ -41,7 +42,8 @@ func TestExpertFree(t *testing.T) {
 			b2, p2, ok2 := est.Memory(spec, m, &alt)
 			assert.Equal(t, []any{b1, p1, ok1}, []any{b2, p2, ok2}, "%s memory %+v %+v", p.Name, c.Sizes, alt.Sizes)
 			assert.Equal(t, est.Accepts(spec, m, &c), est.Accepts(spec, m, &alt), "%s accepts", p.Name)
-			assert.Equal(t, j.time(&c, &shape, 4, p1), j.time(&alt, &shape, 4, p2), "%s time", p.Name)
+			m1, m2 := stepModule(&c, 4, p1), stepModule(&alt, 4, p2)
+			assert.Equal(t, j.Time(&shape, m1), j.Time(&shape, m2), "%s time", p.Name)
 		}
 	}
 	assert.Positive(t, free, "some preset has no experts")

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/steptime"
 )
 
 func (s *searcher) choose(p int, off, n []int) {
@@ -34,7 +35,7 @@ func (s *searcher) choose(p int, off, n []int) {
 		*c = Choice{Name: m.Name, RankOffset: off[i], NumRanks: n[i], Sizes: e.z}
 		// Entries come cheapest first: once this module's own lower bound
 		// passes the threshold, so does every later entry's.
-		s.times[i] = ModuleTime{Total: e.lbTime}
+		s.times[i] = ModuleTime{Parts: steptime.Parts{Total: e.lbTime}}
 		if s.beyond(s.bound(p)) {
 			whole = false
 			break
@@ -52,7 +53,7 @@ func (s *searcher) choose(p int, off, n []int) {
 			continue
 		}
 		alive = true
-		s.times[i] = s.job.time(c, &s.shapes[i], s.microbatches(i), e.params)
+		s.times[i] = s.timeOf(s.time, i, c, s.microbatches(i), e.params)
 		if s.beyond(s.bound(p)) {
 			continue
 		}
@@ -122,8 +123,8 @@ func (s *searcher) newFact(i, n int, keep func(dp, gtp int) bool) *fact {
 	lbs := make([]float64, len(zs))
 	idx := make([]int32, len(zs))
 	for j, z := range zs {
-		c := Choice{Name: m.Name, NumRanks: n, Sizes: z}
-		lbs[j], idx[j] = s.job.lowerBound(&c, &s.shapes[i], 0), int32(j)
+		sm := stepModule(&Choice{NumRanks: n, Sizes: z}, 1, 0)
+		lbs[j], idx[j] = s.time.LowerBound(&s.shapes[i], sm), int32(j)
 	}
 	// Sorted by index: an entry is large to move.
 	slices.SortStableFunc(idx, func(a, b int32) int { return cmp.Compare(lbs[a], lbs[b]) })
@@ -144,14 +145,13 @@ func (s *searcher) listOK(i, n int, f *fact) {
 		return
 	}
 	f.listed = true
-	k := s.job.fastest()
 	for j := range f.es {
 		e := &f.es[j]
 		s.prepare(i, n, e)
 		if !e.ok {
 			continue
 		}
-		e.lbTime = s.boundTime(i, 0, n, e, &k)
+		e.lbTime = s.boundTime(i, 0, n, e, s.fast)
 		f.ok = append(f.ok, int32(j))
 		if e.over == 0 {
 			f.fit = append(f.fit, int32(j))
@@ -212,7 +212,7 @@ func (s *searcher) microbatches(int) int {
 		c := &s.cur[s.lang]
 		lanes = c.DP * c.GTPRemat
 	}
-	return s.job.microbatches(lanes)
+	return s.job.Microbatches(lanes)
 }
 
 // bound is a lower bound of the step time and of the sum of module times
@@ -224,18 +224,18 @@ func (s *searcher) bound(p int) (step, sum float64) {
 		t := s.times[i].Total
 		if q > p {
 			switch {
-			case s.shapes[i].FLOPsPerSample == 0:
+			case s.shapes[i].FLOPsPerSample == 0: // costs zero: steptime.Model's inequality 2
 				t = 0
 			case s.req.Top > 0:
 				t = s.lbFull(i, s.cur[i].NumRanks)
 			default:
-				t = s.job.compute(&s.shapes[i], s.cur[i].NumRanks)
+				t = s.time.Compute(&s.shapes[i], s.cur[i].NumRanks)
 			}
 		}
 		sum += t
 		b = max(b, t)
 	}
-	if s.job.colocated {
+	if s.colocated {
 		return sum, sum
 	}
 	return b, sum

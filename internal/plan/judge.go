@@ -87,7 +87,7 @@ func (s *searcher) judge(step, sum float64) bool {
 		return true
 	}
 	c := Candidate{Modules: slices.Clone(s.cur), Machine: l.Machine}
-	c.Score = Score{StepSeconds: step, SumSeconds: sum, Samples: s.job.samples, Warnings: warns, Modules: slices.Clone(s.times)}
+	c.Score = Score{StepSeconds: step, SumSeconds: sum, Samples: s.job.Samples, Warnings: warns, Modules: slices.Clone(s.times)}
 	for _, e := range res.Estimates { // validate's own figure, the one it checked
 		t := &c.Score.Modules[e.Index]
 		t.MemoryBytes = e.Estimate.TotalBytes()
@@ -96,7 +96,7 @@ func (s *searcher) judge(step, sum float64) bool {
 		}
 	}
 	for i := range c.Score.Modules {
-		if !s.job.colocated && step > 0 {
+		if !s.colocated && step > 0 {
 			c.Score.Modules[i].Idle = 1 - c.Score.Modules[i].Total/step
 		}
 	}

@@ -59,7 +59,7 @@ type deadKey struct {
 
 func (s *searcher) deadKey(i, n int) deadKey {
 	l := &s.cur[s.lang]
-	return deadKey{i, n, s.job.colocated, l.DP, l.DP * l.GTPRemat}
+	return deadKey{i, n, s.colocated, l.DP, l.DP * l.GTPRemat}
 }
 
 func (s *searcher) markDead(i, n int) {
@@ -94,7 +94,7 @@ func (s *searcher) learn(d *diag.List) {
 		if x.Severity != diag.Error {
 			continue
 		}
-		if modeRules[x.Rule] && s.job.colocated {
+		if modeRules[x.Rule] && s.colocated {
 			s.colocatedBad = true
 		}
 		i := s.index(x.Module)
@@ -121,12 +121,12 @@ func (s *searcher) index(name string) int {
 
 func (s *searcher) markBad(i int) {
 	c := &s.cur[i]
-	s.bad[badKey{i, s.job.colocated, c.NumRanks, c.Sizes}] = true
-	s.curE[i].bad[col(s.job.colocated)] = true
+	s.bad[badKey{i, s.colocated, c.NumRanks, c.Sizes}] = true
+	s.curE[i].bad[col(s.colocated)] = true
 	if f, ok := s.bfacts.get([2]int{i, c.NumRanks}); ok {
 		for j := range f.es {
 			if f.es[j].z == c.Sizes {
-				f.es[j].bad[col(s.job.colocated)] = true
+				f.es[j].bad[col(s.colocated)] = true
 			}
 		}
 	}
@@ -149,15 +149,15 @@ func col(colocated bool) int {
 // pair is the key of encoder i and the language module as chosen now.
 func (s *searcher) pair(i int) pairKey {
 	e, l := &s.cur[i], &s.cur[s.lang]
-	return pairKey{i, s.job.colocated, e.DP, e.GTPRemat, l.DP, l.DP * l.GTPRemat}
+	return pairKey{i, s.colocated, e.DP, e.GTPRemat, l.DP, l.DP * l.GTPRemat}
 }
 
 // isBad reports whether module i's current sizes were refused before.
 func (s *searcher) isBad(i int) bool {
-	if s.job.colocated && s.colocatedBad {
+	if s.colocated && s.colocatedBad {
 		return true
 	}
-	if s.curE[i].bad[col(s.job.colocated)] {
+	if s.curE[i].bad[col(s.colocated)] {
 		return true
 	}
 	// The language module is chosen first: an encoder's pair with it is

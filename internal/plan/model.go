@@ -4,48 +4,16 @@ import (
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/model"
+	"github.com/mimoplan/mimoplan/internal/steptime"
 )
 
 // Model answers the planner's questions with internal/model, the figures
 // validate checks memory with.
 type Model struct{}
 
-// Shape is the model's size as the step-time model reads it. FLOPs per
-// sample are Megatron's num_floating_point_operations with the vocabulary
-// padded for tp 1, the least any tp pads it to, so that the compute bound
-// holds for every candidate.
-func (Model) Shape(_ *layout.Layout, m *layout.Module) Shape {
-	if m.Model == nil {
-		return Shape{}
-	}
-	c := m.Model.Config.Resolve()
-	e := model.Compute(m.Model.Config, model.Parallel{NumRanks: 1, DP: 1}, model.Training{})
-	s := Shape{
-		FLOPsPerSample: e.Megatron.FLOPsPerSample,
-		Layers:         c.NumLayers,
-		Hidden:         c.HiddenSize,
-		Seq:            c.SeqLength,
-		TopK:           c.MoERouterTopK,
-	}
-	groups := c.NumQueryGroups
-	if groups == 0 {
-		groups = c.NumAttentionHeads
-	}
-	s.KVDim = groups * c.KVChannels
-	if c.NumExperts > 0 {
-		for i := 0; i < c.NumLayers; i++ {
-			switch {
-			case len(c.MoELayerPattern) > 0:
-				if i < len(c.MoELayerPattern) && c.MoELayerPattern[i] == 1 {
-					s.MoELayers++
-				}
-			case i%c.MoELayerFreq == 0:
-				s.MoELayers++
-			}
-		}
-	}
-	return s
-}
+// Shape is the model's size as the step-time model reads it
+// (steptime.ShapeOf).
+func (Model) Shape(_ *layout.Layout, m *layout.Module) steptime.Shape { return steptime.ShapeOf(m) }
 
 // Memory is a lower bound of the total validate's gpu-memory-short
 // compares with gpu_memory, from the module's own sizes: Megatron's

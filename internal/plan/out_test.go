@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/steptime"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
@@ -22,7 +23,7 @@ func TestEveryCandidateWrittenValidates(t *testing.T) {
 		require.NoError(t, err)
 		spec, d := layout.ParseSpec(path, data)
 		require.Empty(t, d.Items)
-		res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, HW: GPUs["H100"], GPUMemory: float64(spec.GPUMemory), Top: top})
+		res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory), Top: top})
 		require.NoError(t, err)
 		require.NotEmpty(t, res.Candidates, name)
 		for i := range res.Candidates {

@@ -19,9 +19,9 @@ func (s *searcher) placements() {
 			n[i], off[i] = w, 0
 		}
 		if ok {
-			s.job.colocated = true
+			s.colocated = true
 			s.sizes(off, n)
-			s.job.colocated = false
+			s.colocated = false
 		}
 	}
 	if k == 1 || (spec.Colocated != nil && *spec.Colocated) {
@@ -38,7 +38,7 @@ func (s *searcher) placements() {
 	// module's share of the GPUs is its share of the FLOPs.
 	total := 0.0
 	for i := range s.shapes {
-		total += s.job.compute(&s.shapes[i], w)
+		total += s.time.Compute(&s.shapes[i], w)
 	}
 	s.near = 1.25 * total
 	idx := make([]int, k)
@@ -69,8 +69,9 @@ func (s *searcher) tile(perm []int, p, at int, off, n []int) {
 			return
 		}
 		off[i], n[i] = at, size
-		// Compute alone is a lower bound of a module's time.
-		c := s.job.compute(&s.shapes[i], size)
+		// Compute alone is a lower bound of a module's time (steptime.Model's
+		// inequality 3).
+		c := s.time.Compute(&s.shapes[i], size)
 		if c > s.threshold() || s.pass == 1 && c > s.near {
 			continue
 		}
@@ -81,7 +82,7 @@ func (s *searcher) tile(perm []int, p, at int, off, n []int) {
 		if s.pass == 2 {
 			near := true
 			for j := range n {
-				near = near && s.job.compute(&s.shapes[j], n[j]) <= s.near
+				near = near && s.time.Compute(&s.shapes[j], n[j]) <= s.near
 			}
 			if near && s.near > 0 {
 				continue // the first pass did it

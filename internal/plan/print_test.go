@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/steptime"
 )
 
 // Print's json, written a candidate at a time, is byte for byte what
@@ -19,9 +20,9 @@ func TestPrintJSONIsEncodingJSON(t *testing.T) {
 	} {
 		spec, d := layout.ParseSpec("s.yaml", []byte(src))
 		require.Empty(t, d.Items)
-		res, err := Search(&Request{Spec: spec, Est: toyEstimator{weights: 8e9}, HW: GPUs["H100"], GPUMemory: 6e9})
+		res, err := Search(&Request{Spec: spec, Est: toyEstimator{weights: 8e9}, HW: steptime.GPUs["H100"], GPUMemory: 6e9})
 		if len(spec.Modules) == 1 {
-			res, err = Search(&Request{Spec: spec, Est: toyEstimator{weights: 200e9}, HW: GPUs["H100"], GPUMemory: 8e9, Top: 5})
+			res, err = Search(&Request{Spec: spec, Est: toyEstimator{weights: 200e9}, HW: steptime.GPUs["H100"], GPUMemory: 8e9, Top: 5})
 		}
 		require.NoError(t, err)
 		var got, want bytes.Buffer

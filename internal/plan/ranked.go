@@ -55,7 +55,7 @@ func (s *searcher) chooseRanked(p int, off, n []int) {
 // beside the language module as chosen now, leaving out those over
 // memory and those refused so far.
 func (s *searcher) rank(i, off, n int) *ranked {
-	key := rankKey{module: i, off: s.job.offClass(off), n: n, colocated: s.job.colocated}
+	key := rankKey{module: i, off: s.time.OffsetClass(off), n: n, colocated: s.colocated} // steptime.Model's inequality 6
 	if i != s.lang && s.lang >= 0 {
 		l := &s.cur[s.lang]
 		key.langDP, key.langLanes = l.DP, l.DP*l.GTPRemat
@@ -76,7 +76,7 @@ func (s *searcher) rank(i, off, n int) *ranked {
 			continue
 		}
 		r.es = append(r.es, e)
-		r.times = append(r.times, s.job.time(&s.cur[i], &s.shapes[i], s.microbatches(i), e.params))
+		r.times = append(r.times, s.timeOf(s.time, i, &s.cur[i], s.microbatches(i), e.params))
 	}
 	s.cur[i] = saved
 	idx := make([]int, len(r.es))

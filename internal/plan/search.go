@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/steptime"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
@@ -13,7 +14,7 @@ import (
 type Estimator interface {
 	// Shape describes spec module m's model; the zero Shape when it has
 	// none.
-	Shape(spec *layout.Layout, m *layout.Module) Shape
+	Shape(spec *layout.Layout, m *layout.Module) steptime.Shape
 	// Memory returns a lower bound of the bytes validate estimates for the
 	// most loaded GPU of module m sized as c, and the parameters on that
 	// GPU; ok is false when m has no model.
@@ -34,7 +35,12 @@ type Request struct {
 	Spec *layout.Layout
 	Options
 	Est Estimator
-	HW  Hardware
+	// HW is the analytic step-time model's hardware, used when Time is
+	// nil.
+	HW steptime.Hardware
+	// Time, when set, is the step-time model (else steptime.New(HW, the
+	// spec's job)).
+	Time steptime.Model
 	// GPUMemory is the bytes of one GPU (0: unknown, memory is not
 	// checked).
 	GPUMemory float64
@@ -101,10 +107,14 @@ const maxMisses = 5
 const MaxAll = 1 << 20
 
 type searcher struct {
-	req    *Request
-	spec   *layout.Layout
-	job    job
-	shapes []Shape
+	req  *Request
+	spec *layout.Layout
+	// job is the spec's batch; time the step-time model and fast its
+	// Fastest.
+	job        steptime.Job
+	time, fast steptime.Model
+	shapes     []steptime.Shape
+	colocated  bool // the placement being searched is colocated
 	// free marks the modules whose expert sizes the search leaves to
 	// judge.go (Estimator.ExpertFree).
 	free []bool
@@ -162,23 +172,17 @@ func Search(req *Request) (*Result, error) {
 	if spec.WorldSize <= 0 || len(spec.Modules) == 0 {
 		return nil, fmt.Errorf("the spec has no world size or no modules")
 	}
-	if err := req.HW.Check(); err != nil {
-		return nil, err
+	job := steptime.JobOf(spec)
+	model := req.Time
+	if model == nil {
+		if err := req.HW.Check(); err != nil {
+			return nil, err
+		}
+		model = steptime.New(req.HW, job)
 	}
 	s := &searcher{req: req, spec: spec, lang: -1, grids: validate.NewGrids(), bad: map[badKey]bool{}, badPair: map[pairKey]bool{}, divs: divCache{}}
 	s.keyer, _ = req.Est.(acceptsKeyer)
-	s.job = job{hw: req.HW, mbs: 1, samples: spec.WorldSize}
-	if spec.Cluster != nil && spec.Cluster.Nodes > 1 {
-		s.job.gpn = spec.Cluster.GPUsPerNode
-	}
-	if b := spec.Batch; b != nil {
-		s.job.mbs = b.MicroBatchSize
-		s.job.samples = spec.WorldSize * b.MicroBatchSize
-		if b.GlobalBatchSize > 0 {
-			s.job.samples = b.GlobalBatchSize
-		}
-	}
-	s.job.bridge = spec.Target == layout.TargetMegatronBridge
+	s.job, s.time, s.fast = job, model, model.Fastest()
 	for i := range spec.Modules {
 		m := &spec.Modules[i]
 		s.shapes = append(s.shapes, req.Est.Shape(spec, m))

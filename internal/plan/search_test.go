@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/steptime"
 )
 
 // The score bound never drops a candidate that belongs in the top K: the
@@ -44,31 +45,13 @@ func TestNothingFitsGivesMisses(t *testing.T) {
 	src := "version: 1\nworld_size: 4\nmodules:\n  - name: language\n"
 	spec, d := layout.ParseSpec("s.yaml", []byte(src))
 	require.Empty(t, d.Items)
-	res, err := Search(&Request{Spec: spec, Est: toyEstimator{weights: 200e9}, HW: GPUs["H100"], GPUMemory: 8e9, Top: 5})
+	res, err := Search(&Request{Spec: spec, Est: toyEstimator{weights: 200e9}, HW: steptime.GPUs["H100"], GPUMemory: 8e9, Top: 5})
 	require.NoError(t, err)
 	assert.Empty(t, res.Candidates)
 	require.NotEmpty(t, res.Misses)
 	assert.Contains(t, res.Misses[0].Blocks[0], "more than gpu_memory")
 	// The closest miss is the smallest excess: the most sharded one.
 	assert.Equal(t, 16, res.Misses[0].Modules[0].TP*res.Misses[0].Modules[0].PP*res.Misses[0].Modules[0].EP)
-}
-
-func TestStepModelParts(t *testing.T) {
-	j := job{hw: Hardware{PeakFLOPs: 1e15, Efficiency: 0.5, NVLink: 400e9, Network: 50e9}, gpn: 8, samples: 64, mbs: 1}
-	s := Shape{FLOPsPerSample: 1e15, Layers: 32, Hidden: 8192, Seq: 4096, KVDim: 1024}
-	c := Choice{Name: "language", NumRanks: 16, Sizes: Sizes{TP: 8, GTPRemat: 1, CP: 1, PP: 2, EP: 1, ExptTP: 1, ExptGTPRemat: 1, DP: 1}}
-	m := j.microbatches(c.DP)
-	require.Equal(t, 64, m)
-	tm := j.time(&c, &s, m, 1e9)
-	assert.InDelta(t, 64*1e15/(16*1e15*0.5), tm.Compute, 1e-9) // 8 s
-	assert.InDelta(t, tm.Compute*1/64, tm.Bubble, 1e-9)        // (pp-1)/m
-	// tp 8 inside a node: 64 samples x 16 layers x 8 x 7/8 x 4096 x 8192 x 2 bytes over NVLink.
-	assert.InDelta(t, 64*16*8*7.0/8*4096*8192*2/400e9, tm.TP, 1e-9)
-	assert.Zero(t, tm.DP)
-	c.RankOffset = 4 // tp groups now straddle nodes: the network's bandwidth
-	far := j.time(&c, &s, m, 1e9)
-	assert.InDelta(t, tm.TP*8, far.TP, 1e-9)
-	assert.Greater(t, far.Total, tm.Total)
 }
 
 // --all past its limit stops with an error that says what to do, rather
@@ -100,7 +83,7 @@ func moeRequest(t *testing.T) *Request {
 		"  - name: vision\n  - name: language\n    num_experts: 4\n"
 	spec, d := layout.ParseSpec("s.yaml", []byte(src))
 	require.Empty(t, d.Items)
-	return &Request{Spec: spec, Est: toyEstimator{weights: 8e9}, HW: GPUs["H100"], GPUMemory: 6e9}
+	return &Request{Spec: spec, Est: toyEstimator{weights: 8e9}, HW: steptime.GPUs["H100"], GPUMemory: 6e9}
 }
 
 // TestMaxNodes: the search stops within MaxNodes, keeps the best found so
@@ -110,7 +93,7 @@ func TestMaxNodes(t *testing.T) {
 	spec, d := layout.ParseSpec("s.yaml", []byte(src))
 	require.Empty(t, d.Items)
 	for _, limit := range []int{1, 1000, 100_000} {
-		res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, HW: GPUs["H100"], Top: 1, MaxNodes: limit})
+		res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, HW: steptime.GPUs["H100"], Top: 1, MaxNodes: limit})
 		require.NoError(t, err)
 		assert.True(t, res.Stopped, "limit %d", limit)
 		assert.LessOrEqual(t, res.Nodes, limit+judgeNodes, "limit %d", limit)

@@ -12,6 +12,7 @@ import (
 	"github.com/mimoplan/mimoplan/internal/exitcode"
 	"github.com/mimoplan/mimoplan/internal/gpuprobe"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/steptime"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
@@ -42,7 +43,7 @@ func TestReadSpecProbed(t *testing.T) {
 	assert.Equal(t, "mimoplan: planning for this node (NVML): 4 x "+h100+"; cluster: {nodes: 1, gpus_per_node: 4, gpu_memory: 81559MiB}\n"+
 		path+":3:36: note: this node's cluster.gpus_per_node 4 replaces the spec's 8\n", w.String())
 	assert.Equal(t, 4, spec.WorldSize)
-	res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, HW: GPUs["H100"], GPUMemory: float64(spec.GPUMemory)})
+	res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory)})
 	require.NoError(t, err)
 	require.NotEmpty(t, res.Candidates)
 	for i := range res.Candidates {
@@ -73,7 +74,7 @@ func TestReadSpecProbedWithoutCluster(t *testing.T) {
 	spec, err := ReadSpec(&w, "s.yaml", data, snapshot(2, h100, 80<<30))
 	require.NoError(t, err)
 	assert.Equal(t, "mimoplan: planning for this node (NVML): 2 x "+h100+"; cluster: {nodes: 1, gpus_per_node: 2, gpu_memory: 80GiB}\n", w.String())
-	res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, HW: GPUs["H100"], GPUMemory: float64(spec.GPUMemory), Top: 1})
+	res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory), Top: 1})
 	require.NoError(t, err)
 	require.NotEmpty(t, res.Candidates)
 	var out bytes.Buffer

@@ -10,6 +10,7 @@ import (
 	"github.com/mimoplan/mimoplan/internal/exitcode"
 	"github.com/mimoplan/mimoplan/internal/gpuprobe"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/steptime"
 )
 
 // SuggestRequest is one run of mimoplan suggest.
@@ -20,7 +21,7 @@ type SuggestRequest struct {
 	Probe  func() (*gpuprobe.Snapshot, error)
 	Top    int // 0: every valid layout
 	GTP    bool
-	HW     Hardware
+	HW     steptime.Hardware
 	Format string // table, json or yaml
 	Out    string // when set, the best layout is written there
 	// Progress, when set, gives the search's progress report and the

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/steptime"
 )
 
 // The top K of the bounded search (lbFull, best-first placements) are
@@ -41,7 +42,7 @@ func TestTopKEqualsHeadOfAll(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			spec, d := layout.ParseSpec("s.yaml", []byte(tc.spec))
 			require.False(t, d.HasErrors(), "%v", d.Items)
-			req := &Request{Spec: spec, Options: Options{GTP: tc.gtp, Layers: tc.layers}, Est: tc.est, HW: GPUs["H100"], GPUMemory: tc.mem}
+			req := &Request{Spec: spec, Options: Options{GTP: tc.gtp, Layers: tc.layers}, Est: tc.est, HW: steptime.GPUs["H100"], GPUMemory: tc.mem}
 			if tc.mem == 0 {
 				req.GPUMemory = float64(spec.GPUMemory)
 			}
