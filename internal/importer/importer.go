@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/upstream"
@@ -30,41 +32,51 @@ type Layout struct {
 	Modules       []Module
 }
 
-// YAML writes l as a layout file.
-func (l *Layout) YAML() string {
-	var b strings.Builder
-	b.WriteString("version: 1\n")
+// YAML writes l as a layout file, through layout's writer: each module's
+// placement and its sizes above 1.
+func (l *Layout) YAML() (string, error) {
+	root := &yaml.Node{Kind: yaml.MappingNode}
+	layout.PutInt(root, "version", 1)
 	if l.Name != "" {
-		fmt.Fprintf(&b, "name: %s\n", strconv.Quote(l.Name))
+		layout.PutStr(root, "name", l.Name, yaml.DoubleQuotedStyle)
 	}
-	fmt.Fprintf(&b, "target: %s\n", l.Target)
+	layout.PutStr(root, "target", l.Target, 0)
 	if l.TargetVersion != "" {
-		fmt.Fprintf(&b, "target_version: %q\n", l.TargetVersion)
+		layout.PutStr(root, "target_version", l.TargetVersion, yaml.DoubleQuotedStyle)
 	}
 	if l.Nodes > 0 {
-		fmt.Fprintf(&b, "cluster:\n  nodes: %d\n  gpus_per_node: %d\n", l.Nodes, l.GPUs)
+		c := &yaml.Node{Kind: yaml.MappingNode}
+		layout.PutInt(c, "nodes", l.Nodes)
+		layout.PutInt(c, "gpus_per_node", l.GPUs)
+		root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "cluster"}, c)
 	} else {
-		fmt.Fprintf(&b, "world_size: %d\n", l.WorldSize)
+		layout.PutInt(root, "world_size", l.WorldSize)
 	}
 	if l.MicroBatch > 0 {
-		fmt.Fprintf(&b, "batch:\n  micro_batch_size: %d\n", l.MicroBatch)
+		b := &yaml.Node{Kind: yaml.MappingNode}
+		layout.PutInt(b, "micro_batch_size", l.MicroBatch)
 		if l.GlobalBatch > 0 {
-			fmt.Fprintf(&b, "  global_batch_size: %d\n", l.GlobalBatch)
+			layout.PutInt(b, "global_batch_size", l.GlobalBatch)
 		}
+		root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "batch"}, b)
 	}
-	b.WriteString("modules:\n")
-	for _, m := range l.Modules {
-		fmt.Fprintf(&b, "  - name: %s\n    num_ranks: %d\n    rank_offset: %d\n", m.Name, m.NumRanks, m.RankOffset)
-		for _, f := range layout.SizeFields() {
-			if v := f.Of(&m); f.Parallel && v > 1 {
-				fmt.Fprintf(&b, "    %s: %d\n", f.Name, v)
-			}
-		}
+	mods := &yaml.Node{Kind: yaml.SequenceNode}
+	for i := range l.Modules {
+		m := &l.Modules[i]
+		n := &yaml.Node{Kind: yaml.MappingNode}
+		layout.PutStr(n, "name", m.Name, 0)
+		layout.PutPlacement(n, m, func(_ string, v int) bool { return v > 1 })
 		if m.NumExperts > 0 {
-			fmt.Fprintf(&b, "    num_experts: %d\n", m.NumExperts)
+			layout.PutInt(n, "num_experts", m.NumExperts)
 		}
+		mods.Content = append(mods.Content, n)
 	}
-	return b.String()
+	root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "modules"}, mods)
+	var b strings.Builder
+	if err := layout.Encode(&b, &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root}}); err != nil {
+		return "", err
+	}
+	return b.String(), nil
 }
 
 // names of the grid arguments, plain (PR #5375) and --mimo-* (PR #6894),

@@ -115,7 +115,7 @@ func TestMegatronLMRoundTrip(t *testing.T) {
 				argv := p.Node(0).Command
 				l, err := MegatronLM(argv, "vision")
 				require.NoError(t, err)
-				got := check(t, l.YAML(), "")
+				got := check(t, yamlOf(t, l), "")
 				same(t, res, got)
 				// The program's arguments alone: the world from the grids.
 				l, err = MegatronLM(argv[6:], "vision")
@@ -170,7 +170,7 @@ func TestBridgeEnvRoundTrip(t *testing.T) {
 				require.NoError(t, err)
 				l, err := BridgeEnv(env)
 				require.NoError(t, err)
-				got := check(t, l.YAML(), "")
+				got := check(t, yamlOf(t, l), "")
 				// The variables carry no cluster: the world alone.
 				want := *res.Topology
 				want.Cluster = nil
@@ -261,7 +261,14 @@ func TestMegatronLMRoundTripProperty(t *testing.T) {
 		valid++
 		got, err := MegatronLM(p.Node(0).Command, "vision")
 		require.NoError(t, err, src)
-		same(t, res, check(t, got.YAML(), ""))
+		same(t, res, check(t, yamlOf(t, got), ""))
 	}
 	assert.Greater(t, valid, 50, "enough valid layouts drawn")
+}
+
+func yamlOf(t *testing.T, l *Layout) string {
+	t.Helper()
+	text, err := l.YAML()
+	require.NoError(t, err)
+	return text
 }

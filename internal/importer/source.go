@@ -33,8 +33,10 @@ func BridgeSource(path string, environ []string) (*Layout, error) {
 
 // Check reads l's YAML back as the layout file named file and validates it:
 // an imported layout is checked like any other.
-func (l *Layout) Check(file string) (text string, res *validate.Result) {
-	text = l.YAML()
+func (l *Layout) Check(file string) (text string, res *validate.Result, err error) {
+	if text, err = l.YAML(); err != nil {
+		return "", nil, err
+	}
 	ly, d := layout.Parse(file, []byte(text))
-	return text, validate.Check(ly, d)
+	return text, validate.Check(ly, d), nil
 }

@@ -85,7 +85,10 @@ func write(o *Options, l *importer.Layout) error {
 	if o.Out != "" {
 		file = o.Out
 	}
-	text, res := l.Check(file)
+	text, res, err := l.Check(file)
+	if err != nil {
+		return err
+	}
 	if !res.Valid(false) {
 		if err := diag.WriteText(o.IO.ErrOut, res.Diags); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"github.com/mimoplan/mimoplan/internal/exitcode"
 	"github.com/mimoplan/mimoplan/internal/gpuprobe"
 	"github.com/mimoplan/mimoplan/internal/plan"
+	"github.com/mimoplan/mimoplan/internal/suggest"
 )
 
 var formats = []string{"table", "json", "yaml"}
@@ -27,7 +28,7 @@ type Options struct {
 	GTP        bool
 	Progress   bool
 	MaxNodes   int
-	HW         cmdutil.HardwareFlags
+	HW         HardwareFlags
 }
 
 // NewCmdSuggest returns the suggest command; runF, when not nil, runs in
@@ -85,7 +86,7 @@ func suggestRun(o *Options) error {
 	if err != nil {
 		return err
 	}
-	r := plan.SuggestRequest{SpecPath: o.Spec, Top: o.Top, GTP: o.GTP, HW: hw, Format: o.Format, Out: o.Out, MaxNodes: o.MaxNodes,
+	r := suggest.Request{SpecPath: o.Spec, Top: o.Top, GTP: o.GTP, HW: hw, Format: o.Format, Out: o.Out, MaxNodes: o.MaxNodes,
 		Progress: func() (func(int, int), func()) { return cmdutil.Progress(o.IO.ErrOut) }}
 	if o.Progress {
 		r.Progress = func() (func(int, int), func()) { return cmdutil.ProgressLines(o.IO.ErrOut) }
@@ -94,7 +95,7 @@ func suggestRun(o *Options) error {
 		r.Top = 0
 	}
 	if o.Probe {
-		r.Probe = o.ProbeLocal
+		r.Probe = probeNode(o.ProbeLocal)
 	}
-	return plan.Suggest(o.IO.Out, o.IO.ErrOut, r)
+	return suggest.Run(o.IO.Out, o.IO.ErrOut, r)
 }

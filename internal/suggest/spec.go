@@ -1,4 +1,4 @@
-package plan
+package suggest
 
 import (
 	"fmt"
@@ -6,29 +6,29 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/exitcode"
-	"github.com/mimoplan/mimoplan/internal/gpuprobe"
 	"github.com/mimoplan/mimoplan/internal/layout"
 )
+
+// Probe reads the machine suggest --probe plans for, in place of the
+// spec's cluster, with the machine's own findings (validate --probe's GPU
+// rules); its error ends the command as it is (suggestcmd's: exit 3
+// without NVML or without a visible GPU).
+type Probe func() (*layout.Machine, []diag.Diagnostic, error)
 
 // ReadSpec parses a spec, the bytes data of file, writing its problems to
 // w: the spec's diagnostics end it with exit 1.
 //
-// With probe (suggest --probe), this machine as gpuprobe.NodeEnv reads it
-// replaces the spec's world_size and cluster: w gets a line naming the
-// node and a note for each value of the spec that it replaced, then the
-// machine's own findings (validate --probe's GPU rules), whose errors end
-// it with exit 1 too. Without NVML, or with no GPU visible, it ends with
-// exit 3, as the other --probe commands do.
-func ReadSpec(w io.Writer, file string, data []byte, probe func() (*gpuprobe.Snapshot, error)) (*layout.Layout, error) {
+// With probe (suggest --probe), the machine it reads replaces the spec's
+// world_size and cluster: w gets a line naming the node and a note for
+// each value of the spec that it replaced, then the machine's own
+// findings, whose errors end it with exit 1 too.
+func ReadSpec(w io.Writer, file string, data []byte, probe Probe) (*layout.Layout, error) {
 	var on *layout.Machine
 	var found []diag.Diagnostic
 	if probe != nil {
-		s, err := probe()
-		if err == nil {
-			on, found, err = gpuprobe.NodeEnv(s)
-		}
-		if err != nil {
-			return nil, exitcode.Wrap(exitcode.NoGPU, err)
+		var err error
+		if on, found, err = probe(); err != nil {
+			return nil, err
 		}
 	}
 	spec, d := layout.ParseSpecOn(file, data, on)

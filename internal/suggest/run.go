@@ -1,4 +1,4 @@
-package plan
+package suggest
 
 import (
 	"fmt"
@@ -8,17 +8,17 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/atomicfile"
 	"github.com/mimoplan/mimoplan/internal/exitcode"
-	"github.com/mimoplan/mimoplan/internal/gpuprobe"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/plan"
 	"github.com/mimoplan/mimoplan/internal/steptime"
 )
 
-// SuggestRequest is one run of mimoplan suggest.
-type SuggestRequest struct {
+// Request is one run of mimoplan suggest.
+type Request struct {
 	SpecPath string
 	// Probe, when set, reads this machine, which replaces the spec's
 	// cluster (ReadSpec).
-	Probe  func() (*gpuprobe.Snapshot, error)
+	Probe  Probe
 	Top    int // 0: every valid layout
 	GTP    bool
 	HW     steptime.Hardware
@@ -27,14 +27,15 @@ type SuggestRequest struct {
 	// Progress, when set, gives the search's progress report and the
 	// function that ends it.
 	Progress func() (report func(checked, nodes int), done func())
-	// MaxNodes bounds the search (Request.MaxNodes; 0: DefaultMaxNodes).
+	// MaxNodes bounds the search (plan.Request.MaxNodes; 0:
+	// plan.DefaultMaxNodes).
 	MaxNodes int
 }
 
-// Suggest reads the spec, searches, prints the result on stdout and writes
+// Run reads the spec, searches, prints the result on stdout and writes
 // the best layout to Out, atomically. Exit 1 when the spec is invalid or
 // nothing fits (after the closest misses).
-func Suggest(stdout, stderr io.Writer, r SuggestRequest) error {
+func Run(stdout, stderr io.Writer, r Request) error {
 	data, err := layout.ReadRegular(r.SpecPath, "spec")
 	if err != nil {
 		return exitcode.Wrap(exitcode.Usage, err)
@@ -43,7 +44,7 @@ func Suggest(stdout, stderr io.Writer, r SuggestRequest) error {
 	if err != nil {
 		return err
 	}
-	req := &Request{Spec: spec, Options: Options{GTP: r.GTP, Layers: Layers}, Est: Model{}, HW: r.HW,
+	req := &plan.Request{Spec: spec, Options: plan.Options{GTP: r.GTP, Layers: plan.Layers}, Est: plan.Model{}, HW: r.HW,
 		GPUMemory: float64(spec.GPUMemory), Top: r.Top, MaxNodes: r.MaxNodes}
 	if err := writeUnprunable(stderr, spec, maxNodes(r.MaxNodes)); err != nil {
 		return err
@@ -53,7 +54,7 @@ func Suggest(stdout, stderr io.Writer, r SuggestRequest) error {
 		req.Progress, done = r.Progress()
 		defer done()
 	}
-	res, err := Search(req)
+	res, err := plan.Search(req)
 	if err != nil {
 		return exitcode.Wrap(exitcode.Invalid, err)
 	}
@@ -81,7 +82,7 @@ func Suggest(stdout, stderr io.Writer, r SuggestRequest) error {
 
 func maxNodes(n int) int {
 	if n <= 0 {
-		return DefaultMaxNodes
+		return plan.DefaultMaxNodes
 	}
 	return n
 }

@@ -1,13 +1,15 @@
-package plan
+package suggest
 
 import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/mimoplan/mimoplan/internal/plan"
 )
 
 // printMisses prints the closest misses, each with what blocks it.
-func printMisses(w io.Writer, ms []Miss) error {
+func printMisses(w io.Writer, ms []plan.Miss) error {
 	fmt.Fprintln(w, "no layout fits; the closest misses:")
 	for i, m := range ms {
 		fmt.Fprintf(w, "%d. %s\n", i+1, describeChoices(m.Modules))
@@ -23,7 +25,7 @@ func printMisses(w io.Writer, ms []Miss) error {
 }
 
 // describeChoices writes a candidate's modules on one line.
-func describeChoices(cs []Choice) string {
+func describeChoices(cs []plan.Choice) string {
 	parts := make([]string, len(cs))
 	for i, c := range cs {
 		parts[i] = fmt.Sprintf("%s [%d,%d) %s", c.Name, c.RankOffset, c.RankOffset+c.NumRanks, sizesText(&c))
@@ -31,7 +33,7 @@ func describeChoices(cs []Choice) string {
 	return strings.Join(parts, "; ")
 }
 
-func sizesText(c *Choice) string {
+func sizesText(c *plan.Choice) string {
 	s := fmt.Sprintf("tp%d cp%d pp%d", c.TP, c.CP, c.PP)
 	if c.VPP > 1 {
 		s += fmt.Sprintf(" vpp%d", c.VPP)

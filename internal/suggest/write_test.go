@@ -1,4 +1,4 @@
-package plan
+package suggest
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/plan"
 	"github.com/mimoplan/mimoplan/internal/steptime"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
@@ -23,7 +24,7 @@ func TestEveryCandidateWrittenValidates(t *testing.T) {
 		require.NoError(t, err)
 		spec, d := layout.ParseSpec(path, data)
 		require.Empty(t, d.Items)
-		res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory), Top: top})
+		res, err := plan.Search(&plan.Request{Spec: spec, Options: plan.Options{Layers: plan.Layers}, Est: plan.Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory), Top: top})
 		require.NoError(t, err)
 		require.NotEmpty(t, res.Candidates, name)
 		for i := range res.Candidates {

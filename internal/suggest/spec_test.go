@@ -1,4 +1,4 @@
-package plan
+package suggest
 
 import (
 	"bytes"
@@ -9,9 +9,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/exitcode"
 	"github.com/mimoplan/mimoplan/internal/gpuprobe"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/plan"
 	"github.com/mimoplan/mimoplan/internal/steptime"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
@@ -30,6 +32,18 @@ func snapshot(n int, name string, mem uint64) func() (*gpuprobe.Snapshot, error)
 
 const h100 = "NVIDIA H100 80GB HBM3"
 
+// node is the Probe suggestcmd builds from a snapshot: gpuprobe.NodeEnv's
+// machine and findings.
+func node(snap func() (*gpuprobe.Snapshot, error)) Probe {
+	return func() (*layout.Machine, []diag.Diagnostic, error) {
+		s, err := snap()
+		if err != nil {
+			return nil, nil, err
+		}
+		return gpuprobe.NodeEnv(s)
+	}
+}
+
 // A probed spec is planned on this node, and every candidate, written as
 // --out writes it, is a layout of this node that validate accepts.
 func TestReadSpecProbed(t *testing.T) {
@@ -38,12 +52,12 @@ func TestReadSpecProbed(t *testing.T) {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	var w bytes.Buffer
-	spec, err := ReadSpec(&w, path, data, snapshot(8, h100, 85520809984))
+	spec, err := ReadSpec(&w, path, data, node(snapshot(8, h100, 85520809984)))
 	require.NoError(t, err)
 	assert.Equal(t, "mimoplan: planning for this node (NVML): 4 x "+h100+"; cluster: {nodes: 1, gpus_per_node: 4, gpu_memory: 81559MiB}\n"+
 		path+":3:36: note: this node's cluster.gpus_per_node 4 replaces the spec's 8\n", w.String())
 	assert.Equal(t, 4, spec.WorldSize)
-	res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory)})
+	res, err := plan.Search(&plan.Request{Spec: spec, Options: plan.Options{Layers: plan.Layers}, Est: plan.Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory)})
 	require.NoError(t, err)
 	require.NotEmpty(t, res.Candidates)
 	for i := range res.Candidates {
@@ -71,10 +85,10 @@ func TestReadSpecProbedWithoutCluster(t *testing.T) {
 	os.Unsetenv(gpuprobe.VisibleDevicesEnv)
 	data := []byte("version: 1\n# the model\nmodules:\n  - {name: language, model: {preset: llama3-8b, num_layers: 4}}\n")
 	var w bytes.Buffer
-	spec, err := ReadSpec(&w, "s.yaml", data, snapshot(2, h100, 80<<30))
+	spec, err := ReadSpec(&w, "s.yaml", data, node(snapshot(2, h100, 80<<30)))
 	require.NoError(t, err)
 	assert.Equal(t, "mimoplan: planning for this node (NVML): 2 x "+h100+"; cluster: {nodes: 1, gpus_per_node: 2, gpu_memory: 80GiB}\n", w.String())
-	res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory), Top: 1})
+	res, err := plan.Search(&plan.Request{Spec: spec, Options: plan.Options{Layers: plan.Layers}, Est: plan.Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory), Top: 1})
 	require.NoError(t, err)
 	require.NotEmpty(t, res.Candidates)
 	var out bytes.Buffer
@@ -86,31 +100,29 @@ func TestReadSpecProbedWithoutCluster(t *testing.T) {
 	require.Zero(t, errs, "%s\n%v", out.String(), r.Diags.Items)
 }
 
+// The spec's errors, and the machine's, end ReadSpec with exit 1 after
+// they are printed; the probe's own error is returned as it is.
 func TestReadSpecErrors(t *testing.T) {
 	t.Setenv(gpuprobe.VisibleDevicesEnv, "")
 	os.Unsetenv(gpuprobe.VisibleDevicesEnv)
 	good := []byte("version: 1\nmodules:\n  - {name: language}\n")
-	missing := func() (*gpuprobe.Snapshot, error) {
-		return nil, &gpuprobe.UnavailableError{Reason: "libnvidia-ml.so.1 could not be loaded"}
-	}
+	boom := exitcode.Wrap(exitcode.NoGPU, errors.New("NVML: count devices: boom"))
 	tests := []struct {
 		name   string
 		data   []byte
-		probe  func() (*gpuprobe.Snapshot, error)
+		probe  Probe
 		code   int
 		err    string // the error's text, for an error that is not printed
 		output string // what is written
 	}{
 		{name: "no cluster, no probe", data: good, code: exitcode.Invalid, output: "s.yaml:1:1: error: layout needs world_size or cluster"},
-		{name: "no NVML", data: good, probe: missing, code: exitcode.NoGPU, err: "NVML is unavailable: libnvidia-ml.so.1 could not be loaded"},
-		{name: "no GPU", data: good, probe: snapshot(0, h100, 0), code: exitcode.NoGPU, err: "no GPU of this machine is visible to CUDA (NVML lists no GPU)"},
-		{name: "the probe's error", data: good, probe: func() (*gpuprobe.Snapshot, error) { return nil, errors.New("NVML: count devices: boom") }, code: exitcode.NoGPU, err: "boom"},
+		{name: "the probe's error", data: good, probe: func() (*layout.Machine, []diag.Diagnostic, error) { return nil, nil, boom }, code: exitcode.NoGPU, err: "boom"},
 		{
-			name: "mixed models: validate --probe's error, with the spec's", probe: func() (*gpuprobe.Snapshot, error) {
+			name: "mixed models: validate --probe's error, with the spec's", probe: node(func() (*gpuprobe.Snapshot, error) {
 				s, _ := snapshot(2, h100, 80<<30)()
 				s.GPUs[1].Name = "NVIDIA A100-SXM4-80GB"
 				return s, nil
-			},
+			}),
 			data: []byte("version: 1\nmodules:\n  - {name: language, max_tp: 0}\n"), code: exitcode.Invalid,
 			output: "s.yaml: error: the visible GPUs are of 2 models",
 		},

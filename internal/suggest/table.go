@@ -1,4 +1,4 @@
-package plan
+package suggest
 
 import (
 	"fmt"
@@ -6,11 +6,13 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/mimoplan/mimoplan/internal/plan"
 )
 
 // printTable prints one row per module of each candidate, best
 // candidate first, with the step time and its parts.
-func printTable(w io.Writer, cs []Candidate) error {
+func printTable(w io.Writer, cs []plan.Candidate) error {
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
