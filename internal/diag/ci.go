@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+
+	"github.com/mimoplan/mimoplan/internal/safetext"
 )
 
 // WriteGitHub prints diagnostics as GitHub Actions workflow commands, which
@@ -18,7 +20,7 @@ import (
 // way the runner's command parser expects.
 func WriteGitHub(w io.Writer, l *List) error {
 	for _, d := range l.Items {
-		props := []string{"file=" + escapeProperty(l.File)}
+		props := []string{"file=" + escapeProperty(safetext.Inline(l.File))}
 		if d.Line > 0 {
 			props = append(props, fmt.Sprintf("line=%d", d.Line))
 			if d.Column > 0 {
@@ -49,12 +51,29 @@ func fullMessage(d Diagnostic) string {
 	if d.Module != "" {
 		fmt.Fprintf(&b, "module %q: ", d.Module)
 	}
-	b.WriteString(d.Message)
+	b.WriteString(inlineLines(d.Message))
 	if d.Hint != "" {
 		b.WriteString("\nhint: ")
-		b.WriteString(d.Hint)
+		b.WriteString(inlineLines(d.Hint))
 	}
 	return b.String()
+}
+
+// inlineLines is safetext.Inline of each line of s, the line breaks kept:
+// escapeData writes them as the runner's %0A and %0D, and the annotation
+// shows them as lines; any other control character is escaped.
+func inlineLines(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexAny(s, "\r\n")
+		if i < 0 {
+			b.WriteString(safetext.Inline(s))
+			return b.String()
+		}
+		b.WriteString(safetext.Inline(s[:i]))
+		b.WriteByte(s[i])
+		s = s[i+1:]
+	}
 }
 
 // escapeData escapes a workflow command's message.

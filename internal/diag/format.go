@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/mimoplan/mimoplan/internal/safetext"
 )
 
 // WriteText prints diagnostics the way a compiler does:
@@ -14,14 +16,16 @@ import (
 func WriteText(w io.Writer, l *List) error {
 	for _, d := range l.Items {
 		var b strings.Builder
-		b.WriteString(location(l.File, d))
+		// Text from input (the file name, values in messages) is shown
+		// by safetext's rule: no line it starts or ends.
+		b.WriteString(location(safetext.Text(l.File), d))
 		fmt.Fprintf(&b, ": %s: ", d.Severity)
 		if d.Module != "" {
 			fmt.Fprintf(&b, "module %q: ", d.Module)
 		}
-		fmt.Fprintf(&b, "%s [%s]\n", d.Message, d.Rule)
+		fmt.Fprintf(&b, "%s [%s]\n", safetext.Inline(d.Message), d.Rule)
 		if d.Hint != "" {
-			fmt.Fprintf(&b, "    hint: %s\n", d.Hint)
+			fmt.Fprintf(&b, "    hint: %s\n", safetext.Inline(d.Hint))
 		}
 		if _, err := io.WriteString(w, b.String()); err != nil {
 			return err

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/mimoplan/mimoplan/internal/english"
+
+	"github.com/mimoplan/mimoplan/internal/safetext"
 )
 
 // Format is an output format of diagnostics.
@@ -64,7 +66,7 @@ func printOne(w io.Writer, l *List, f Format, strict bool) error {
 			return err
 		}
 		for _, n := range l.Notes {
-			if _, err := fmt.Fprintf(w, "%s: note: %s\n", l.File, n); err != nil {
+			if _, err := fmt.Fprintf(w, "%s: note: %s\n", safetext.Text(l.File), safetext.Inline(n)); err != nil {
 				return err
 			}
 		}
@@ -83,17 +85,17 @@ func (l *List) Valid(strict bool) bool {
 	return e == 0 && !(strict && w > 0)
 }
 
-// Verdict is the one line that ends a file's text report:
+// Verdict is the one line (the file name as safetext.Text shows it) that ends a file's text report:
 // "layout.yaml: invalid: 2 errors" or "layout.yaml: valid: " and the
 // Summary, with the warnings counted.
 func (l *List) Verdict(strict bool) string {
 	e, w := l.Count()
 	if !l.Valid(strict) {
-		return fmt.Sprintf("%s: invalid: %s", l.File, counts(e, w))
+		return fmt.Sprintf("%s: invalid: %s", safetext.Text(l.File), counts(e, w))
 	}
-	s := l.File + ": valid"
+	s := safetext.Text(l.File) + ": valid"
 	if l.Summary != "" {
-		s += ": " + l.Summary
+		s += ": " + safetext.Inline(l.Summary)
 	}
 	if w > 0 {
 		s += " (" + counts(0, w) + ")"

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/mimoplan/mimoplan/internal/english"
+
+	"github.com/mimoplan/mimoplan/internal/safetext"
 )
 
 // WriteText prints the report for people, lines at most width wide where
@@ -16,7 +18,7 @@ func (r *Report) WriteText(w io.Writer, width int) error {
 		width = 80
 	}
 	b := bufio.NewWriter(w)
-	fmt.Fprintf(b, "--- %s\n+++ %s\n", r.A, r.B)
+	fmt.Fprintf(b, "--- %s\n+++ %s\n", safetext.Text(r.A), safetext.Text(r.B))
 	var world []string
 	if r.WorldSize.Changed() {
 		world = append(world, fmt.Sprintf("world_size %d -> %d", r.WorldSize.A, r.WorldSize.B))

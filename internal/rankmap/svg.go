@@ -6,6 +6,8 @@ import (
 	"html"
 	"io"
 	"strings"
+
+	"github.com/mimoplan/mimoplan/internal/safetext"
 )
 
 // Sizes of the picture, in SVG user units (pixels).
@@ -61,8 +63,8 @@ func header(b *bufio.Writer, width, height int, title string) {
 }
 
 func (m *Map) title() string {
-	name := m.Name
-	if name == "" {
+	name := safetext.Text(m.Name) // no control character XML refuses
+	if m.Name == "" {
 		name = "layout"
 	}
 	rows := fmt.Sprintf("%d %ss", m.Rows, m.RowName)

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/mimoplan/mimoplan/internal/grid"
+	"github.com/mimoplan/mimoplan/internal/safetext"
 	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
@@ -116,16 +116,17 @@ func groupsCSV(o *out, sel selection) {
 	}
 }
 
-// title is the layout's name for a table heading; a name with characters
-// a terminal would act on (a newline, an escape) is shown quoted.
-func title(t *topo.Topology) string {
+// title is the layout's name for a table heading, shown by safetext's
+// rule (quoted when it holds a character a terminal or a CI log would act
+// on), its punctuation escaped in Markdown.
+func title(t *topo.Topology, format string) string {
 	switch {
 	case t.Name == "":
 		return "layout"
-	case strings.IndexFunc(t.Name, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
-		return strconv.Quote(t.Name)
+	case format == "markdown":
+		return safetext.Markdown(t.Name)
 	}
-	return t.Name
+	return safetext.Text(t.Name)
 }
 
 // sizes summarises a module's parallel sizes, leaving out those at 1 and,

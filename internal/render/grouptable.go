@@ -15,7 +15,7 @@ import (
 // folded table (or, with Full, a row per group).
 func groupsTable(w *bufio.Writer, t *topo.Topology, sel selection, o Options) error {
 	width := o.width()
-	writeWrapped(w, []string{title(t) + ":", fmt.Sprintf("%d ranks,", t.WorldSize), string(t.Mode) + ",", english.Plural(len(t.Modules), "module")}, " ", width)
+	writeWrapped(w, []string{title(t, o.Format) + ":", fmt.Sprintf("%d ranks,", t.WorldSize), string(t.Mode) + ",", english.Plural(len(t.Modules), "module")}, " ", width)
 	for _, m := range sel.modules {
 		w.WriteByte('\n')
 		writeWrapped(w, moduleHeading(t, m), " ", width)

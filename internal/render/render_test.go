@@ -174,18 +174,21 @@ func TestByRank(t *testing.T) {
 }
 
 // A layout's name is free text; in a table heading it must not move the
-// cursor or clear the screen.
+// cursor or clear the screen, start a CI workflow command, or (in
+// Markdown) open HTML or a link.
 func TestTitleIsInert(t *testing.T) {
-	for name, want := range map[string]string{
-		`"plain name"`:   "plain name: 2 ranks",
-		`"x\e[2J\ny"`:    `"x\x1b[2J\ny": 2 ranks`,
-		`"tab\there"`:    `"tab\there": 2 ranks`,
-		`"unicode ü ok"`: "unicode ü ok: 2 ranks",
+	for name, want := range map[string][2]string{
+		`"plain name"`:                   {"plain name: 2 ranks", "plain name: 2 ranks"},
+		`"x\e[2J\ny"`:                    {`"x\x1b[2J\ny": 2 ranks`, `\"x\\x1b\[2J\\ny\": 2 ranks`},
+		`"tab\there"`:                    {`"tab\there": 2 ranks`, `\"tab\\there\": 2 ranks`},
+		`"unicode ü ok"`:                 {"unicode ü ok: 2 ranks", "unicode ü ok: 2 ranks"},
+		`"::error title=INJ::x"`:         {`":\x3aerror title=INJ:\x3ax": 2 ranks`, `\"\:\\x3aerror title\=INJ\:\\x3ax\": 2 ranks`},
+		`"<img src=x onerror=alert(1)>"`: {"<img src=x onerror=alert(1)>: 2 ranks", `\<img src\=x onerror\=alert\(1\)\>: 2 ranks`},
 	} {
 		tp := topology(t, "version: 1\nname: "+name+"\nworld_size: 2\nmodules: [{name: language, num_ranks: 2}]\n")
 		out := run(t, tp, render.Options{Format: "table"})
-		assert.True(t, strings.HasPrefix(out, want), "%s: %q", name, out[:min(len(out), 40)])
+		assert.True(t, strings.HasPrefix(out, want[0]), "%s: %q", name, out[:min(len(out), 60)])
 		out = run(t, tp, render.Options{Format: "markdown"})
-		assert.True(t, strings.HasPrefix(out, want), "%s: %q", name, out[:min(len(out), 40)])
+		assert.True(t, strings.HasPrefix(out, want[1]), "%s: %q", name, out[:min(len(out), 60)])
 	}
 }

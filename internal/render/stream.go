@@ -1,12 +1,13 @@
 package render
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
 
 	"github.com/mimoplan/mimoplan/internal/grid"
+
+	"github.com/mimoplan/mimoplan/internal/safetext"
 )
 
 // flushAt is the size of the writes of the machine formats. Text is
@@ -62,10 +63,10 @@ func (o *out) f(format string, args ...any) {
 	o.flush()
 }
 
-// quoted writes s as a JSON string, which is also a valid YAML scalar.
+// quoted writes s as a JSON string, which is also a valid YAML scalar
+// (safetext.JSONQuote: DEL and NEL escaped too).
 func (o *out) quoted(s string) {
-	b, _ := json.Marshal(s) // a string always marshals
-	o.buf = append(o.buf, b...)
+	o.buf = append(o.buf, safetext.JSONQuote(s)...)
 	o.flush()
 }
 

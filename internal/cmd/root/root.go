@@ -21,6 +21,7 @@ import (
 	"github.com/mimoplan/mimoplan/internal/cmd/validatecmd"
 	"github.com/mimoplan/mimoplan/internal/cmdutil"
 	"github.com/mimoplan/mimoplan/internal/exitcode"
+	"github.com/mimoplan/mimoplan/internal/safetext"
 )
 
 // NewCmdRoot returns the root command with every subcommand.
@@ -83,12 +84,12 @@ func Execute(f *cmdutil.Factory, args []string) int {
 	var ee *exitcode.Error
 	if errors.As(err, &ee) {
 		if ee.Err != nil {
-			fmt.Fprintf(streams.ErrOut, "mimoplan: %v\n", ee.Err)
+			fmt.Fprintf(streams.ErrOut, "mimoplan: %s\n", safetext.Inline(ee.Err.Error()))
 		}
 		return ee.Code
 	}
 	// Anything cobra itself rejects (unknown command, wrong argument
 	// count) is a usage error.
-	fmt.Fprintf(streams.ErrOut, "mimoplan: %v\n", err)
+	fmt.Fprintf(streams.ErrOut, "mimoplan: %s\n", safetext.Inline(err.Error()))
 	return exitcode.Usage
 }
