@@ -23,9 +23,9 @@ func Formula(t *Training) string {
 type actArgs struct {
 	seq, mbs, hidden, ffn, layers, tp, pp, vpp, vocab int
 	microbatches                                      int // 0: None
-	// perLayer, when set, replaces the formula's per-layer bytes (full
-	// recompute keeps only each layer's input).
-	perLayer func(seq, mbs, hidden int) float64
+	// perLayer, when set, replaces the formula's per-layer bytes (the
+	// stack's layer, layerShape; full recompute's checkpoints).
+	perLayer func(seq, mbs int) float64
 	// noOutput drops the output layer and loss (an encoder has none).
 	noOutput bool
 }
@@ -36,7 +36,7 @@ func activationSP(a actArgs) float64 {
 	sbh := prod(a.seq, a.mbs, a.hidden)
 	var m float64
 	if a.perLayer != nil {
-		m = a.perLayer(a.seq, a.mbs, a.hidden)
+		m = a.perLayer(a.seq, a.mbs)
 	} else {
 		m = sbh * (18 + 4*(float64(a.ffn)/float64(a.hidden)))
 	}
@@ -55,7 +55,7 @@ func activationSP(a actArgs) float64 {
 func activationNoSP(a actArgs) float64 {
 	var m float64
 	if a.perLayer != nil {
-		m = a.perLayer(a.seq, a.mbs, a.hidden)
+		m = a.perLayer(a.seq, a.mbs)
 	} else {
 		m = prod(a.seq, a.mbs, a.hidden) * (10 + 24/float64(a.tp))
 	}

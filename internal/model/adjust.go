@@ -10,38 +10,108 @@ const (
 	TermOptimizerOverCP = "optimizer_over_cp"
 	TermGTPRemat        = "gtp_remat"
 	TermExpertGTPRemat  = "expt_gtp_remat"
+
+	TermSequenceParallel  = "sequence_parallel"
+	TermLayerShape        = "layer_shape"
+	TermTorchRMSNorm      = "torch_rmsnorm"
+	TermAttentionScores   = "attention_scores"
+	TermMoEActivations    = "moe_activations"
+	TermFrozenActivations = "frozen_activations"
+	TermFrozenWeights     = "frozen_weights"
+	TermGradBufferDtype   = "grad_buffer_dtype"
+	TermFP8Weights        = "fp8_weights"
+	TermOptimizerStep     = "optimizer_step"
 )
 
 // adjust adds the terms for what Megatron's formula ignores but the layout
-// decides. Activation terms are differences of the same formula on
-// adjusted arguments, applied one after another.
+// and the stack decide. Activation terms are differences of the same
+// formula on adjusted arguments, applied one after another, so that each
+// names one difference and their sum is mimoplan's figure.
 func adjust(e *Estimate, c *Config, p *Parallel, t *Training, w weights, formula string, a actArgs) {
 	prev := e.Megatron.ActivationBytes
-	step := func(name, why string, b actArgs) {
-		v := activation(formula, b)
+	working := 0.0 // full recompute's one recomputed chunk, outside the formula
+	step := func(name, why string) {
+		v := activation(formula, a) + working
 		if d := v - prev; d != 0 {
 			e.Add(Term{Name: name, Part: PartActivations, Bytes: d, Why: why})
 		}
 		prev = v
 	}
+	// units turns one rank's bytes into the formula's per-layer units:
+	// compute_activation_memory divides everything by tp at the end.
+	units := func(f func(seq, mbs int) float64) func(seq, mbs int) float64 {
+		return func(seq, mbs int) float64 {
+			if formula == FormulaSP {
+				return f(seq, mbs) * float64(p.TP)
+			}
+			return f(seq, mbs)
+		}
+	}
 	if c.VocabSize == 0 && p.PP == 1 {
 		a.noOutput = true
-		step(TermNoOutputLayer, "an encoder has no output layer or loss, which the formula counts on the last stage", a)
-	}
-	if t.RecomputeGranularity == RecomputeFull {
-		sp, tp := t.SequenceParallel, p.TP
-		a.perLayer = func(seq, mbs, hidden int) float64 {
-			in := 2 * prod(seq, mbs, hidden) // each layer keeps its bf16 input
-			if sp && formula == FormulaNoSP {
-				in /= float64(tp)
-			}
-			return in
-		}
-		step(TermFullRecompute, "full recompute keeps only each layer's input; the formula counts every activation", a)
+		step(TermNoOutputLayer, "an encoder has no output layer or loss, which the formula counts on the last stage")
 	}
 	if p.CP > 1 {
 		a.seq = c.SeqLength / p.CP
-		step(TermContextSplit, fmt.Sprintf("context parallelism splits each sequence over %d ranks; the formula ignores cp", p.CP), a)
+		step(TermContextSplit, fmt.Sprintf("context parallelism splits each sequence over %d ranks; the formula ignores cp", p.CP))
+	}
+	l := newLayerShape(c, p, t)
+	if l.sp && formula == FormulaNoSP {
+		formula = FormulaSP
+		step(TermSequenceParallel, "sequence parallelism splits every activation over tp: compute_activation_memory, which the report picks only with selective recompute")
+	}
+	shape := l
+	shape.scores, shape.frozen, shape.noGrad = false, false, false
+	a.perLayer = units(shape.perLayer(c, false))
+	step(TermLayerShape, "each layer at the model's own widths (query groups, gated MLP) in place of the formula's fixed 24 or 18+4*ffn/h bytes per token and hidden unit")
+	if t.TransformerImpl == ImplLocal && c.Normalization == "RMSNorm" {
+		shape.normExtra = torchRMSNormExtra
+		a.perLayer = units(shape.perLayer(c, false))
+		step(TermTorchRMSNorm, "the local layers' torch.nn.RMSNorm computes in fp32 and keeps the fp32 input and the normalized bf16 tensor: 4 more bytes per token and hidden unit per norm")
+	}
+	if l.scores {
+		shape.scores = true
+		a.perLayer = units(shape.perLayer(c, false))
+		step(TermAttentionScores, "unfused attention (local layers or attention_backend unfused) keeps each layer's softmax, its dropout and mask: 5*a*s bytes per token")
+	}
+	if c.NumExperts > 0 {
+		a.perLayer = units(shape.perLayer(c, true))
+		step(TermMoEActivations, fmt.Sprintf("MoE layers keep the router's logits, %d permuted copies of each token and the experts' MLP for each (Megatron-LM #1784)", c.MoERouterTopK))
+	}
+	if l.frozen {
+		shape.frozen, shape.noGrad = true, l.noGrad
+		a.perLayer = units(shape.perLayer(c, true))
+		why := "frozen weights: linear layers keep no inputs for weight gradients"
+		if l.noGrad {
+			why = "a frozen encoder runs forward only: nothing before it trains, so autograd keeps none of its activations"
+		}
+		step(TermFrozenActivations, why)
+	}
+	if t.RecomputeGranularity == RecomputeFull && !l.noGrad {
+		full := shape.perLayer(c, true)
+		ckptShape := shape
+		ckpt := func(seq, mbs int) float64 {
+			in := 2 * prod(seq, mbs, c.HiddenSize) // each checkpointed chunk keeps its bf16 input
+			if ckptShape.sp {
+				in /= float64(p.TP)
+			}
+			return in
+		}
+		n := t.RecomputeNumLayers
+		perStage := max(c.NumLayers/max(p.PP*max(p.VPP, 1), 1), 1)
+		var chunk float64 // layers recomputed together
+		if t.RecomputeMethod == RecomputeBlock {
+			f := min(float64(n)/float64(perStage), 1)
+			a.perLayer = units(func(seq, mbs int) float64 { return f*ckpt(seq, mbs) + (1-f)*full(seq, mbs) })
+			chunk = 1
+		} else {
+			a.perLayer = units(func(seq, mbs int) float64 { return ckpt(seq, mbs) / float64(n) })
+			chunk = float64(min(n, perStage))
+		}
+		ws := shape
+		ws.scores = t.TransformerImpl == ImplLocal || t.AttentionBackend == AttentionUnfused || t.AttentionBackend == AttentionLocal
+		working = chunk * ws.perLayer(c, true)(a.seq, a.mbs)
+		step(TermFullRecompute, fmt.Sprintf("full recompute (%s, %d) keeps each chunk's input and, in backward, one chunk's activations; the formula counts every activation", t.RecomputeMethod, n))
 	}
 
 	dist := t.UseDistributedOptimizer
@@ -60,5 +130,39 @@ func adjust(e *Estimate, c *Config, p *Parallel, t *Training, w weights, formula
 		held := w.expertSharded * bytesPerParameter(dist, w.expertDP)
 		e.Add(Term{Name: TermExpertGTPRemat, Part: PartWeights, Bytes: held * (1/float64(g) - 1),
 			Why: fmt.Sprintf("expt_gtp_remat %d keeps 1/%d of each expert weight", g, g)})
+	}
+	stackWeights(e, p, t, w)
+}
+
+// stackWeights adds the weight terms of the stack's choices: the gradient
+// buffer's dtype, frozen weights, fp8 copies and the torch optimizer's
+// step.
+func stackWeights(e *Estimate, p *Parallel, t *Training, w weights) {
+	// gtp_remat keeps 1/g of the tensor-parallel weights and their gradients.
+	held := w.tpSharded/float64(max(p.GTPRemat, 1)) + w.replicated + w.expertSharded/float64(max(p.ExptGTPRemat, 1))
+	switch {
+	case t.Frozen:
+		d := 2*held - e.WeightAndOptimizerBytes()
+		e.Add(Term{Name: TermFrozenWeights, Part: PartWeights, Bytes: d,
+			Why: "frozen: bf16 weights only, no gradient buffer or optimizer state"})
+		return
+	case t.GradReduceInBF16:
+		e.Add(Term{Name: TermGradBufferDtype, Part: PartWeights, Bytes: -2 * held,
+			Why: "grad_reduce_in_fp32 off: the gradient buffer is bf16 (2 bytes a parameter), the formula counts fp32"})
+	}
+	if t.FP8 != "" {
+		linear := w.tpSharded - w.embeddingShard + w.expertSharded
+		e.Add(Term{Name: TermFP8Weights, Part: PartWeights, Bytes: 2 * linear,
+			Why: fmt.Sprintf("fp8 (%s): Transformer Engine keeps an fp8 copy of each linear weight and its transpose (1 + 1 bytes a parameter) beside the bf16 weight", t.FP8)})
+	}
+	if t.torchAdam() {
+		updated := held
+		if t.UseDistributedOptimizer {
+			updated = (w.tpSharded+w.replicated)/float64(max(p.DP*p.CP, 1)) + w.expertSharded/float64(max(w.expertDP, 1))
+		}
+		if d := 4*updated - e.ActivationBytes(); d > 0 {
+			e.Add(Term{Name: TermOptimizerStep, Part: PartWeights, Bytes: d,
+				Why: "torch's AdamW (no Transformer Engine or Apex) takes a temporary fp32 copy of the parameters it updates in its step, after the activations are freed: the peak is the larger of the two"})
+		}
 	}
 }

@@ -95,6 +95,14 @@ type Training struct {
 	TransformerImpl              string `json:"transformer_impl,omitempty"`  // "": transformer_engine
 	AttentionBackend             string `json:"attention_backend,omitempty"` // "": auto
 	FP8                          string `json:"fp8,omitempty"`
+
+	// Frozen is the module's freeze key: its parameters do not train (no
+	// gradients, no optimizer state).
+	Frozen bool `json:"freeze,omitempty"`
+	// Communicators is the number of NCCL communicators with peers that
+	// the layout adds for this module beyond its own parallel groups (the
+	// MIMO bridges between modules; validate counts them).
+	Communicators int `json:"communicators,omitempty"`
 }
 
 // Resolve returns c with Megatron-LM's defaults filled in, as

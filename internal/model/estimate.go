@@ -88,10 +88,7 @@ func (e *Estimate) TotalBytes() float64 {
 func Compute(cfg Config, par Parallel, tr Training) Estimate {
 	c := cfg.Resolve()
 	p := par.Resolve()
-	t := tr
-	if t.MicroBatchSize == 0 {
-		t.MicroBatchSize = 1
-	}
+	t := tr.Resolve()
 	vocab := PaddedVocabSize(c.VocabSize, c.MakeVocabSizeDivisibleBy, p.TP)
 	w := weightMemory(&c, &p, &t, vocab)
 	formula := Formula(&t)

@@ -2,9 +2,11 @@ package model
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -42,6 +44,10 @@ type measuredRun struct {
 		SequenceParallel                bool    `json:"sequence_parallel"`
 		UseDistributedOptimizer         bool    `json:"use_distributed_optimizer"`
 		RecomputeGranularity            *string `json:"recompute_granularity"`
+		RecomputeMethod                 *string `json:"recompute_method"`
+		RecomputeNumLayers              *int    `json:"recompute_num_layers"`
+		TransformerImpl                 *string `json:"transformer_impl"`
+		AttentionBackend                *string `json:"attention_backend"`
 		MicroBatchSize                  int     `json:"micro_batch_size"`
 		GlobalBatchSize                 int     `json:"global_batch_size"`
 		WorldSize                       int     `json:"world_size"`
@@ -96,6 +102,22 @@ func (r *measuredRun) inputs() (Config, Parallel, Training) {
 	if a.RecomputeGranularity != nil {
 		tr.RecomputeGranularity = *a.RecomputeGranularity
 	}
+	if a.RecomputeMethod != nil {
+		tr.RecomputeMethod = *a.RecomputeMethod
+	}
+	if a.RecomputeNumLayers != nil {
+		tr.RecomputeNumLayers = *a.RecomputeNumLayers
+	}
+	// The script runs Megatron-LM's training step: bf16 forces fp32
+	// gradient reduction (arguments.py:1213-1217); its layers are the local
+	// spec unless the run names another implementation.
+	tr.TransformerImpl = ImplLocal
+	if a.TransformerImpl != nil {
+		tr.TransformerImpl = *a.TransformerImpl
+	}
+	if a.AttentionBackend != nil {
+		tr.AttentionBackend = *a.AttentionBackend
+	}
 	return c, p, tr
 }
 
@@ -142,47 +164,82 @@ func TestMeasuredRunsMegatronFigure(t *testing.T) {
 	}
 }
 
-// missesTenPercent lists the measured configurations whose estimate is not
-// within 10% of the measurement, each for a reason docs/estimate.md gives
-// (none of them an overhead that a constant or a fraction could carry).
-var missesTenPercent = map[string]string{
-	"dense-small":             "the local spec's unfused attention keeps the a*s*s scores, which the formula leaves out",
-	"dense-medium-full":       "torch's foreach AdamW (no Apex or Transformer Engine) takes 4 bytes per parameter during the step",
-	"gqa-swiglu-selective":    "torch's RMSNorm and unfused RoPE keep fp32 copies; SwiGLU's wider MLP input",
-	"gqa-swiglu-full-distopt": "torch's foreach AdamW (no Apex or Transformer Engine) takes 4 bytes per parameter during the step",
-	"moe-ep1":                 "the formula counts no MoE activations (topk copies of each token through the experts)",
+var updateDoc = flag.Bool("update-doc", false, "rewrite docs/estimate.md's measured agreement table")
+
+// agreement is one measured configuration against mimoplan's Total.
+type agreement struct {
+	gpu, name          string
+	megatron, total    float64 // bytes
+	reserved, smi      float64 // bytes, the busiest rank
+	ratio              float64 // total / smi
+	within, underShort bool
 }
 
-// With the overhead terms, mimoplan's total is within 10% of nvidia-smi's
-// used memory, and the total less the CUDA context within 10% of PyTorch's
-// reserved memory, for every configuration but the documented misses.
-func TestMeasuredRunsWithinTenPercent(t *testing.T) {
-	var table []string
+func measuredAgreement(t *testing.T) []agreement {
+	var out []agreement
 	for gpu, runs := range loadMeasured(t) {
-		names := make([]string, 0, len(runs))
-		for n := range runs {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, name := range names {
-			r := runs[name]
+		for name, r := range runs {
 			c, p, tr := r.inputs()
-			e := Compute(c, p, tr)
-			AddOverheads(&e)
+			e := Total(c, p, tr)
 			_, reserved, smi := r.peak()
-			require.Positive(t, reserved, "%s/%s", gpu, name)
 			require.Positive(t, smi, "%s/%s", gpu, name)
-			vsReserved := (e.TotalBytes() - CUDAContextBytes) / reserved
-			vsSMI := e.TotalBytes() / smi
-			within := vsReserved >= 0.9 && vsReserved <= 1.1 && vsSMI >= 0.9 && vsSMI <= 1.1
-			_, miss := missesTenPercent[name]
-			assert.Equal(t, !miss, within, "%s/%s: estimate/reserved %.3f, estimate/nvidia-smi %.3f", gpu, name, vsReserved, vsSMI)
-			terms, _ := json.Marshal(e.Terms)
-			table = append(table, fmt.Sprintf("%s %s megatron=%.0f+%.0f mimoplan=%.0f+%.0f total=%.0f MiB: /reserved %.3f /smi %.3f terms=%s",
-				gpu, name, e.Megatron.WeightAndOptimizerBytes/(1<<20), e.Megatron.ActivationBytes/(1<<20),
-				e.WeightAndOptimizerBytes()/(1<<20), e.ActivationBytes()/(1<<20), e.TotalBytes()/(1<<20), vsReserved, vsSMI, terms))
+			ratio := e.TotalBytes() / smi
+			out = append(out, agreement{gpu: gpu, name: name, megatron: e.Megatron.TotalBytes(), total: e.TotalBytes(),
+				reserved: reserved, smi: smi, ratio: ratio, within: ratio >= 0.9 && ratio <= 1.1, underShort: ratio < 0.9})
 		}
 	}
-	sort.Strings(table)
-	t.Log("\n" + strings.Join(table, "\n"))
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].name != out[j].name {
+			return out[i].name < out[j].name
+		}
+		return out[i].gpu < out[j].gpu
+	})
+	return out
+}
+
+func agreementTable(rows []agreement) string {
+	var b strings.Builder
+	b.WriteString("| configuration | GPU | Megatron (MiB) | mimoplan total (MiB) | nvidia-smi (MiB) | mimoplan / nvidia-smi | within 10% |\n")
+	b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | --- |\n")
+	within := 0
+	for _, r := range rows {
+		mark := "yes"
+		if !r.within {
+			mark = "**no**"
+		} else {
+			within++
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.0f | %.0f | %.0f | %.3f | %s |\n", r.name, r.gpu, r.megatron/(1<<20), r.total/(1<<20), r.smi/(1<<20), r.ratio, mark)
+	}
+	fmt.Fprintf(&b, "\n%d of %d measured runs within 10%% of nvidia-smi; none under by more than 10%%: %v.\n", within, len(rows), !slices.ContainsFunc(rows, func(r agreement) bool { return r.underShort }))
+	return b.String()
+}
+
+// The issue's targets on every measured run (new fixtures are held to them
+// as they land): at least 90% within 10% of nvidia-smi's used memory, none
+// under it by more than 10%; docs/estimate.md shows the figures.
+func TestMeasuredAgreement(t *testing.T) {
+	rows := measuredAgreement(t)
+	within := 0
+	for _, r := range rows {
+		assert.False(t, r.underShort, "%s/%s: mimoplan %.0f MiB is %.1f%% under nvidia-smi's %.0f MiB", r.gpu, r.name, r.total/(1<<20), 100*(1-r.ratio), r.smi/(1<<20))
+		if r.within {
+			within++
+		}
+	}
+	assert.GreaterOrEqual(t, float64(within), 0.9*float64(len(rows)), "within 10%%: %d of %d", within, len(rows))
+	table := agreementTable(rows)
+	t.Log("\n" + table)
+	const docPath = "../../docs/estimate.md"
+	doc, err := os.ReadFile(docPath)
+	require.NoError(t, err)
+	begin, end := "<!-- measured:begin -->\n", "<!-- measured:end -->"
+	i, j := strings.Index(string(doc), begin), strings.Index(string(doc), end)
+	require.True(t, i >= 0 && j > i, "docs/estimate.md has the measured table markers")
+	if *updateDoc {
+		doc = []byte(string(doc[:i+len(begin)]) + table + string(doc[j:]))
+		require.NoError(t, os.WriteFile(docPath, doc, 0o644))
+		return
+	}
+	assert.Equal(t, table, string(doc[i+len(begin):j]), "docs/estimate.md's measured table is current (go test ./internal/model -run TestMeasuredAgreement -update-doc)")
 }

@@ -14,6 +14,8 @@ type weights struct {
 	// buffer.
 	tpShardedLayer float64
 
+	embeddingShard float64 // the embedding (and untied output layer) in tpSharded
+
 	expertDP int
 	bytes    float64
 }
@@ -130,9 +132,11 @@ func weightMemory(c *Config, p *Parallel, t *Training, paddedVocab int) weights 
 	w.replicated = replBlock/pp + replMTP
 	w.expertSharded = (expertBlock/pp + expertMTP) / float64(etp*ep)
 	w.onMostLoaded = w.tpSharded + w.replicated + w.expertSharded
+	w.embeddingShard = embedding / tp
 	if c.UntieEmbeddingsAndOutputWeights && p.PP == 1 {
 		w.tpSharded += embedding / tp
 		w.onMostLoaded += embedding / tp
+		w.embeddingShard += embedding / tp
 	}
 	if c.NumLayers > 0 {
 		w.tpShardedLayer = tpBlock / float64(c.NumLayers) / tp

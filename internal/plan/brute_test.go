@@ -69,10 +69,10 @@ const (
 
 var bruteCases = []bruteCase{
 	{name: "model, 8 GPUs, tp cp pp vpp open, memory", slow: true, open: []string{"tp", "cp", "pp", "vpp"}, model: true,
-		spec: "version: 1\ncluster: {nodes: 2, gpus_per_node: 4, gpu_memory: 2500MiB}\nbatch: {micro_batch_size: 1, global_batch_size: 16}\nmodules:\n" +
+		spec: "version: 1\ncluster: {nodes: 2, gpus_per_node: 4, gpu_memory: 3300MiB}\nbatch: {micro_batch_size: 1, global_batch_size: 16}\nmodules:\n" +
 			"  - {name: language, ep: 1, expt_tp: 1, model: " + smallLM + "}\n"},
 	{name: "models, MoE, 4 GPUs, memory", open: []string{"tp", "ep"}, model: true,
-		spec: "version: 1\ntarget: megatron-bridge\ncluster: {nodes: 1, gpus_per_node: 4, gpu_memory: 2530MiB}\nbatch: {micro_batch_size: 4, global_batch_size: 8}\n" +
+		spec: "version: 1\ntarget: megatron-bridge\ncluster: {nodes: 1, gpus_per_node: 4, gpu_memory: 5000MiB}\nbatch: {micro_batch_size: 4, global_batch_size: 8}\n" +
 			"training: {use_distributed_optimizer: true}\nmodules:\n" +
 			"  - {name: vision, cp: 1, pp: 1, expt_tp: 1, model: " + smallViT + "}\n  - {name: language, cp: 1, pp: 1, expt_tp: 1, model: " + smallMoE + "}\n"},
 	{name: "one module, 6 GPUs, everything open", slow: true, open: []string{"tp", "cp", "pp", "ep", "expt_tp"},

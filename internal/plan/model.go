@@ -37,8 +37,7 @@ func (Model) Memory(spec *layout.Layout, m *layout.Module, c *Choice) (float64, 
 		// An encoder's share depends on the language module's lanes.
 		t.MicroBatchSize = 1
 	}
-	e := model.Compute(m.Model.Config, parallel(c), t)
-	model.AddOverheads(&e) // as validate does; they grow with the rest
+	e := model.Total(m.Model.Config, parallel(c), t) // validate's figure, without the MIMO bridges
 	return e.TotalBytes(), e.Megatron.ShardParameters, true
 }
 

@@ -43,8 +43,7 @@ func (c *checker) models() {
 		if bad || c.sized[i] == nil {
 			continue
 		}
-		e := model.Compute(lm.Model.Config, par, tr)
-		model.AddOverheads(&e)
+		e := model.Total(lm.Model.Config, par, tr)
 		c.r.Estimates = append(c.r.Estimates, ModuleEstimate{
 			Name: lm.Name, Index: i, Parallel: par, Training: tr, Estimate: e,
 		})
@@ -80,6 +79,7 @@ func (c *checker) training(i int) model.Training {
 		dp = m.DP
 	}
 	t := c.l.ModelTraining(&c.l.Modules[i], dp)
+	t.Communicators = c.bridges(i)
 	b := c.l.Batch
 	if b == nil || m == nil {
 		return t
@@ -106,6 +106,29 @@ func (c *checker) training(i int) model.Training {
 		}
 	}
 	return t
+}
+
+// bridges counts the communicators with peers that MIMO adds for module
+// i: one between the language module and each encoder on other ranks
+// (the embeddings an encoder hands to the language model).
+func (c *checker) bridges(i int) int {
+	mods := c.l.Modules
+	if len(mods) < 2 {
+		return 0
+	}
+	apart := func(a, b *layout.Module) bool { return a.End() <= b.RankOffset || b.End() <= a.RankOffset }
+	n := 0
+	me := &mods[i]
+	for j := range mods {
+		o := &mods[j]
+		if j == i || !apart(me, o) {
+			continue
+		}
+		if me.Name == grid.LanguageModule || o.Name == grid.LanguageModule {
+			n++
+		}
+	}
+	return n
 }
 
 // modelPos is where a model rule points: the model key, the module key or
@@ -160,7 +183,7 @@ func CheckMemory(r *Result, limit int64, what string) {
 		e := &me.Estimate
 		if len(idx) == 1 {
 			r.Diags.Add(RuleGPUMemoryShort, lm.Pos("model"), me.Name, fits(lm, me, limit),
-				"needs %s per GPU on its first pipeline stage (weights and optimizer %s, activations %s, CUDA context and allocator %s), more than %s",
+				"needs %s per GPU on its first pipeline stage (weights and optimizer %s, activations %s, CUDA context, NCCL and allocator %s), more than %s",
 				GiB(total), GiB(e.WeightAndOptimizerBytes()), GiB(e.ActivationBytes()), GiB(e.OverheadBytes()), what)
 			continue
 		}
@@ -200,8 +223,7 @@ func fits(lm *layout.Module, me *ModuleEstimate, limit int64) string {
 		if p.NumRanks%(p.ExptTP*p.EP*p.ExptGTPRemat*p.PP) != 0 {
 			return
 		}
-		e := model.Compute(cfg, p, t)
-		model.AddOverheads(&e)
+		e := model.Total(cfg, p, t)
 		if tot := e.TotalBytes(); tot <= float64(limit) {
 			ok = append(ok, fmt.Sprintf("%s (%s)", what, GiB(tot)))
 		}

@@ -34,7 +34,12 @@ modules:
 			names = append(names, term.Name)
 		}
 	}
-	assert.ElementsMatch(t, []string{model.TermCUDAContext, model.TermAllocatorSlack}, names)
+	// tp 8: one communicator with peers.
+	assert.ElementsMatch(t, []string{model.TermCUDAContext, model.TermAllocatorSlack, model.TermNCCLBuffers}, names)
+	// One function gives the figure gpu-memory-short and suggest judge with.
+	me := r.Estimates[0]
+	want := model.Total(r.Layout.Modules[me.Index].Model.Config, me.Parallel, me.Training)
+	assert.Equal(t, want.TotalBytes(), e.TotalBytes())
 	assert.Greater(t, e.OverheadBytes(), float64(model.CUDAContextBytes))
 
 	const mib = 1 << 20
@@ -43,7 +48,7 @@ modules:
 	r = checkModel(t, layoutWith(fmt.Sprintf(", gpu_memory: %dMiB", between)))
 	require.Len(t, r.Diags.Items, 1)
 	assert.Equal(t, "gpu-memory-short", r.Diags.Items[0].Rule)
-	assert.Contains(t, r.Diags.Items[0].Message, "CUDA context and allocator")
+	assert.Contains(t, r.Diags.Items[0].Message, "CUDA context, NCCL and allocator")
 
 	r = checkModel(t, layoutWith(fmt.Sprintf(", gpu_memory: %dMiB", int64(e.TotalBytes())/mib+1)))
 	assert.Empty(t, r.Diags.Items)

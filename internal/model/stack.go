@@ -1,0 +1,202 @@
+package model
+
+// The stack: what the training run really holds, beyond Megatron's
+// theoretical formula. Defaults and sources: docs/estimate.md "The stack".
+
+// Stack choices (Training's string options).
+const (
+	ImplTransformerEngine = "transformer_engine"
+	ImplLocal             = "local"
+
+	AttentionAuto    = "auto"
+	AttentionFlash   = "flash"
+	AttentionFused   = "fused"
+	AttentionUnfused = "unfused"
+	AttentionLocal   = "local"
+
+	RecomputeUniform = "uniform"
+	RecomputeBlock   = "block"
+)
+
+// Resolve returns t with each zero value replaced by what the targets run
+// by default:
+//   - transformer_impl transformer_engine and attention_backend auto
+//     (megatron/core/transformer/transformer_config.py:1314 and :151 at
+//     Megatron-LM d98e8a6; Megatron-LM's arguments and Megatron-Bridge's
+//     providers take TransformerConfig's defaults);
+//   - gradients reduced in fp32 (GradReduceInBF16 false): Megatron-LM
+//     forces it for bf16 (megatron/training/arguments.py:1213-1217),
+//     Megatron-Bridge's bf16_mixed sets it
+//     (src/megatron/bridge/training/mixed_precision.py:47 and :196 at
+//     067f987);
+//   - recompute_method uniform and recompute_num_layers 1 under full
+//     recompute, as Megatron-LM's examples run it; micro batch 1.
+func (t Training) Resolve() Training {
+	if t.TransformerImpl == "" {
+		t.TransformerImpl = ImplTransformerEngine
+	}
+	if t.AttentionBackend == "" {
+		t.AttentionBackend = AttentionAuto
+	}
+	if t.RecomputeMethod == "" {
+		t.RecomputeMethod = RecomputeUniform
+	}
+	if t.RecomputeNumLayers <= 0 {
+		t.RecomputeNumLayers = 1
+	}
+	if t.MicroBatchSize == 0 {
+		t.MicroBatchSize = 1
+	}
+	return t
+}
+
+// scoresKept reports whether attention keeps its a*s*s scores: the local
+// layers' DotProductAttention, or Transformer Engine told to run unfused,
+// without selective recompute (which recomputes core attention).
+func (t *Training) scoresKept() bool {
+	unfused := t.TransformerImpl == ImplLocal || t.AttentionBackend == AttentionUnfused || t.AttentionBackend == AttentionLocal
+	return unfused && t.RecomputeGranularity == RecomputeNone
+}
+
+// torchAdam reports whether the optimizer is the torch AdamW fallback
+// (megatron/core/optimizer/__init__.py:13-33: Transformer Engine's
+// FusedAdam, else Apex's, else torch.optim.AdamW).
+func (t *Training) torchAdam() bool { return t.TransformerImpl == ImplLocal }
+
+// layerShape prices one transformer layer's activations on one rank, in
+// Korthikanti et al.'s accounting (arXiv:2205.05198, section 4.1), with the
+// model's own widths: per token, 2 bytes for every bf16 tensor kept for
+// backward.
+type layerShape struct {
+	hidden, heads, groups, kvch, ffn int
+	gated                            bool
+
+	// MoE layers (routed experts replace the dense MLP).
+	experts, topk, moeFFN, sharedFFN, etp int
+
+	tp     int
+	sp     bool // sequence parallel: the replicated part splits over tp
+	scores bool // unfused attention keeps softmax, its dropout and mask
+	frozen bool // frozen weights: linear layers keep no input for their weight gradients
+	noGrad bool // nothing before the module trains: autograd keeps nothing
+	// normExtra is what each of a layer's two norms keeps beyond its bf16
+	// input, in bytes per token and hidden unit.
+	normExtra float64
+}
+
+// torchRMSNormExtra is torch.nn.RMSNorm's extra per element (the local
+// layers' norm, megatron/core/transformer/torch_norm.py): torch computes
+// RMSNorm in fp32 (opmath), so autograd keeps the fp32 upcast of the input
+// (4 bytes) and the bf16 normalized tensor (2) where Transformer Engine's
+// kernel keeps the bf16 input (2). Checked against the measured local-spec
+// runs (docs/estimate.md).
+const torchRMSNormExtra = 4
+
+func (l *layerShape) repl(tokens float64) float64 {
+	// Two norm inputs (4), the attention and MLP inputs (4), two dropout
+	// masks (2): 10*s*b*h. A frozen layer keeps no linear-layer inputs.
+	x := 10 + 2*l.normExtra
+	if l.frozen {
+		x -= 4
+	}
+	return x * tokens * float64(l.hidden)
+}
+
+// attention is Q, K, V and the projection input (O): 2 bytes each, K and V
+// at the query groups' width; the scores (5*a*s bytes per token) when kept.
+func (l *layerShape) attention(tokens float64, seq int) float64 {
+	qd := float64(l.heads * l.kvch)
+	kv := float64(l.groups * l.kvch)
+	b := tokens * (2*qd + 4*kv + 2*qd)
+	if l.scores {
+		b += 5 * float64(l.heads) * float64(seq) * tokens
+	}
+	return b
+}
+
+// mlp is the MLP's activation input and output (GeLU: 2+2 bytes per
+// intermediate value; gated: 4+2); frozen, the output (fc2's input) is not
+// kept.
+func (l *layerShape) mlp(tokens float64, ffn int) float64 {
+	in, out := 2.0, 2.0
+	if l.gated {
+		in = 4
+	}
+	if l.frozen {
+		out = 0
+	}
+	return tokens * float64(ffn) * (in + out)
+}
+
+// dense is one dense layer on one rank.
+func (l *layerShape) dense(seq, mbs int) float64 {
+	if l.noGrad {
+		return 0
+	}
+	tokens := prod(seq, mbs)
+	tp := float64(l.tp)
+	par := (l.attention(tokens, seq) + l.mlp(tokens, l.ffn)) / tp
+	if l.sp {
+		return l.repl(tokens)/tp + par
+	}
+	return l.repl(tokens) + par
+}
+
+// moe is one MoE layer on one rank: attention and the replicated part as a
+// dense layer, then the router's fp32 logits and probabilities, the topk
+// permuted copies of each token in and out of the experts (gathered over
+// expert tp), the experts' MLP for each copy, and a shared expert. Tokens
+// are split over tp (Megatron requires sequence parallelism for MoE with
+// tp > 1) and, routed evenly, each rank's experts see topk times its own.
+func (l *layerShape) moe(seq, mbs int) float64 {
+	if l.noGrad {
+		return 0
+	}
+	tokens := prod(seq, mbs)
+	tp := float64(l.tp)
+	b := l.attention(tokens, seq) / tp
+	if l.sp || l.tp == 1 {
+		b += l.repl(tokens) / tp
+	} else {
+		b += l.repl(tokens)
+	}
+	local := tokens / tp
+	copies := local * float64(l.topk)
+	b += 8 * local * float64(l.experts)
+	b += 2 * 2 * copies * float64(l.hidden*l.etp)
+	b += l.mlp(copies, l.moeFFN)
+	if l.sharedFFN > 0 {
+		b += l.mlp(local, l.sharedFFN)
+	}
+	return b
+}
+
+func newLayerShape(c *Config, p *Parallel, t *Training) layerShape {
+	l := layerShape{
+		hidden: c.HiddenSize, heads: c.NumAttentionHeads, groups: c.queryGroups(), kvch: c.KVChannels,
+		ffn: c.FFNHiddenSize, gated: c.Swiglu, tp: p.TP, sp: t.SequenceParallel && p.TP > 1,
+		scores: t.scoresKept(), frozen: t.Frozen, noGrad: t.Frozen && c.VocabSize == 0,
+	}
+	if c.MultiLatentAttention {
+		// MLA keeps q, k (nope + rope) and v per head.
+		l.groups, l.kvch = c.NumAttentionHeads, (2*(c.QKHeadDim+c.QKPosEmbHeadDim)+c.VHeadDim)/4
+	}
+	if c.NumExperts > 0 {
+		l.experts, l.topk, l.moeFFN, l.sharedFFN, l.etp = c.NumExperts, c.MoERouterTopK, c.MoEFFNHiddenSize, c.MoESharedExpertIntermediateSize, p.ExptTP
+	}
+	return l
+}
+
+// perLayer is the mean per-layer bytes on one rank over the model's dense
+// and MoE layers, with or without the experts priced (withMoE false prices
+// an MoE layer as dense, as Megatron's formula does).
+func (l layerShape) perLayer(c *Config, withMoE bool) func(seq, mbs int) float64 {
+	dense, moe, _ := c.layerCounts()
+	n := float64(max(c.NumLayers, 1))
+	return func(seq, mbs int) float64 {
+		if !withMoE || moe == 0 {
+			return l.dense(seq, mbs)
+		}
+		return (float64(dense)*l.dense(seq, mbs) + float64(moe)*l.moe(seq, mbs)) / n
+	}
+}

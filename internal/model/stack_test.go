@@ -1,0 +1,100 @@
+package model
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Each stack choice adds its own named term, of the sign the stack makes
+// it, while Megatron's figure stays what Megatron's formula gives.
+func TestStackTerms(t *testing.T) {
+	moe := func(c Config) Config { c.NumExperts, c.MoEFFNHiddenSize, c.MoERouterTopK = 8, 4096, 2; return c }
+	for _, tc := range []struct {
+		name string
+		cfg  func(Config) Config
+		par  Parallel
+		tr   func(*Training)
+		term string
+		sign float64
+	}{
+		{"sequence parallel without selective recompute", nil, Parallel{NumRanks: 8, TP: 4}, func(t *Training) { t.SequenceParallel = true }, TermSequenceParallel, -1},
+		{"gqa and swiglu widths", func(c Config) Config { c.NumQueryGroups, c.Swiglu, c.FFNHiddenSize = 4, true, 7168; return c }, Parallel{NumRanks: 8, TP: 4}, nil, TermLayerShape, 1},
+		{"local layers keep the scores", nil, Parallel{NumRanks: 1}, func(t *Training) { t.TransformerImpl = ImplLocal }, TermAttentionScores, 1},
+		{"unfused backend keeps the scores", nil, Parallel{NumRanks: 1}, func(t *Training) { t.AttentionBackend = AttentionUnfused }, TermAttentionScores, 1},
+		{"torch rmsnorm", func(c Config) Config { c.Normalization = "RMSNorm"; return c }, Parallel{NumRanks: 1}, func(t *Training) { t.TransformerImpl = ImplLocal }, TermTorchRMSNorm, 1},
+		{"moe layers", moe, Parallel{NumRanks: 8, EP: 8}, nil, TermMoEActivations, 1},
+		{"full recompute", nil, Parallel{NumRanks: 1}, func(t *Training) { t.RecomputeGranularity = RecomputeFull }, TermFullRecompute, -1},
+		{"full recompute, block", nil, Parallel{NumRanks: 1}, func(t *Training) {
+			t.RecomputeGranularity, t.RecomputeMethod, t.RecomputeNumLayers = RecomputeFull, RecomputeBlock, 4
+		}, TermFullRecompute, -1},
+		{"bf16 gradients", nil, Parallel{NumRanks: 8}, func(t *Training) { t.GradReduceInBF16 = true }, TermGradBufferDtype, -1},
+		{"frozen weights", nil, Parallel{NumRanks: 8}, func(t *Training) { t.Frozen = true }, TermFrozenWeights, -1},
+		{"frozen language model keeps less", nil, Parallel{NumRanks: 8}, func(t *Training) { t.Frozen = true }, TermFrozenActivations, -1},
+		{"frozen encoder keeps nothing", func(c Config) Config { c.VocabSize = 0; return c }, Parallel{NumRanks: 8}, func(t *Training) { t.Frozen = true }, TermFrozenActivations, -1},
+		{"fp8 weights", nil, Parallel{NumRanks: 8, TP: 8}, func(t *Training) { t.FP8 = "hybrid" }, TermFP8Weights, 1},
+		{"torch adam's step", nil, Parallel{NumRanks: 1}, func(t *Training) {
+			t.TransformerImpl, t.RecomputeGranularity = ImplLocal, RecomputeFull
+		}, TermOptimizerStep, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, tr := gpt()
+			if tc.cfg != nil {
+				c = tc.cfg(c)
+			}
+			if tc.tr != nil {
+				tc.tr(&tr)
+			}
+			e := Compute(c, tc.par, tr)
+			plain, _ := gpt()
+			if tc.cfg != nil {
+				plain = tc.cfg(plain)
+			}
+			assert.Equal(t, Compute(plain, tc.par, Training{SequenceParallel: tr.SequenceParallel, RecomputeGranularity: tr.RecomputeGranularity,
+				UseDistributedOptimizer: tr.UseDistributedOptimizer}).Megatron, e.Megatron, "Megatron's figure does not see the stack")
+			var found *Term
+			for i := range e.Terms {
+				if e.Terms[i].Name == tc.term {
+					found = &e.Terms[i]
+				}
+			}
+			require.NotNil(t, found, "%s in %+v", tc.term, e.Terms)
+			assert.Positive(t, found.Bytes*tc.sign, "%s: %v", tc.term, found.Bytes)
+			assert.NotEmpty(t, found.Why)
+		})
+	}
+}
+
+// Resolve fills the defaults: Transformer Engine layers, attention auto,
+// uniform recompute of one layer, micro batch 1; what is given stays.
+func TestTrainingResolve(t *testing.T) {
+	r := Training{}.Resolve()
+	assert.Equal(t, Training{TransformerImpl: ImplTransformerEngine, AttentionBackend: AttentionAuto,
+		RecomputeMethod: RecomputeUniform, RecomputeNumLayers: 1, MicroBatchSize: 1}, r)
+	given := Training{TransformerImpl: ImplLocal, AttentionBackend: AttentionFlash, RecomputeMethod: RecomputeBlock, RecomputeNumLayers: 3, MicroBatchSize: 4}
+	assert.Equal(t, given, given.Resolve())
+}
+
+// Communicators counts the groups with peers; Total adds their NCCL
+// buffers, the allocator's slack and one CUDA context to Compute's figure.
+func TestTotalAddsOverheads(t *testing.T) {
+	c, tr := gpt()
+	for _, tc := range []struct {
+		par  Parallel
+		want int
+	}{
+		{Parallel{NumRanks: 1}, 0},
+		{Parallel{NumRanks: 2, TP: 2}, 1},
+		{Parallel{NumRanks: 2}, 1},                      // dp 2
+		{Parallel{NumRanks: 8, TP: 2, PP: 2, CP: 2}, 5}, // tp, cp, pp, dp x cp, the tied embedding
+		{Parallel{NumRanks: 4, TP: 2, PP: 2}, 3},        // tp, pp, embedding
+	} {
+		assert.Equal(t, tc.want, Communicators(c, tc.par, tr), "%+v", tc.par)
+		e, whole := Compute(c, tc.par, tr), Total(c, tc.par, tr)
+		body := e.WeightAndOptimizerBytes() + e.ActivationBytes()
+		assert.InDelta(t, body*(1+AllocatorSlackFraction)+float64(tc.want)*NCCLCommunicatorBytes+CUDAContextBytes, whole.TotalBytes(), 1)
+	}
+	tr.Communicators = 2
+	assert.Equal(t, 2, Communicators(c, Parallel{NumRanks: 1}, tr), "the layout's bridges")
+}
