@@ -111,6 +111,7 @@ func megatronArgs(l *layout.Layout, t *topo.Topology, g gridArgs) (args []string
 		}
 	}
 	args = append(args, modelArgs(l)...)
+	args = append(args, splitArgs(l)...)
 	if len(encs) == 0 {
 		args = append(args, g.llmOnly)
 	}

@@ -132,7 +132,9 @@ def parallelism_config() -> MegatronMIMOParallelismConfig:
 	}
 	fmt.Fprint(bw, `        },
     )
-
+`)
+	writeBridgeSplits(bw, t.Layout)
+	fmt.Fprint(bw, `
 
 if __name__ == "__main__":
     config = parallelism_config()

@@ -38,6 +38,11 @@ var moduleFieldTable = []moduleField{
 	{"expt_gtp_remat", kindSize, func(m *Module) *int { return &m.ExptGTPRemat }},
 	{"num_experts", kindExperts, func(m *Module) *int { return &m.NumExperts }},
 	{"vpp", kindModel, nil},
+	{"decoder_first_pipeline_num_layers", kindModel, nil},
+	{"decoder_last_pipeline_num_layers", kindModel, nil},
+	{"account_for_embedding_in_pipeline_split", kindModel, nil},
+	{"account_for_loss_in_pipeline_split", kindModel, nil},
+	{"pipeline_model_parallel_layout", kindModel, nil},
 	{"model", kindModel, nil},
 }
 

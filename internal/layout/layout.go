@@ -5,6 +5,7 @@ package layout
 
 import (
 	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/model"
 	"github.com/mimoplan/mimoplan/internal/upstream"
 )
 
@@ -82,7 +83,10 @@ type Module struct {
 	ExptGTPRemat int
 	NumExperts   int // 0 when not given (or from model.num_experts)
 	VPP          int // virtual pipeline stages per pp rank; 0 when not given
-	Model        *Model
+	// Split is the uneven pipeline split (Megatron-LM's
+	// --decoder-first-pipeline-num-layers and the rest); zero: even.
+	Split model.Split
+	Model *Model
 
 	// Broken is set when a value of this module could not be read, so that
 	// later checks do not pile consequences on top of the real error.

@@ -265,6 +265,7 @@ func (p *parser) moduleModel(m *Module, fs map[string]field) {
 			m.Broken = true
 		}
 	}
+	p.split(m, fs)
 	f, ok := fs["model"]
 	if !ok {
 		return

@@ -58,6 +58,7 @@ type Parallel struct {
 	CP           int // context_parallel_size (mimoplan's adjustment only)
 	PP           int // pipeline_model_parallel_size
 	VPP          int // virtual_pipeline_model_parallel_size; 0: none
+	Split        Split
 	DP           int // data_parallel_size
 	EP           int // expert_model_parallel_size
 	ExptTP       int // expert_tensor_parallel_size; 0: tp

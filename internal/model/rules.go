@@ -95,21 +95,13 @@ func check(cfg Config, par Parallel, tr Training, add func(rule, key string, hin
 			"moe_ffn_hidden_size (%d) is not a multiple of expt_tp (%d)", c.MoEFFNHiddenSize, p.ExptTP)
 	}
 
-	if c.NumLayers%p.PP != 0 {
-		add(RuleLayersNotDivisible, "model.num_layers", func() string {
-			return fmt.Sprintf("pp a divisor of %d (%s)", c.NumLayers, divisorsUpTo(c.NumLayers, p.PP))
-		},
-			"num_layers (%d) is not divisible by pp (%d)", c.NumLayers, p.PP)
-	}
-	vpp := p.VPP
-	if vpp > 1 && p.PP == 1 {
-		add(RuleVPPNeedsPP, "vpp", "remove vpp, or use pp > 1",
-			"vpp %d needs pp > 1: the interleaved schedule interleaves pipeline stages", vpp)
-	}
-	if vpp > 1 && p.PP > 1 && c.NumLayers%p.PP == 0 && (c.NumLayers/p.PP)%vpp != 0 {
-		per := c.NumLayers / p.PP
-		add(RuleLayersNotDivisibleVPP, "vpp", func() string { return fmt.Sprintf("vpp a divisor of %d (%s)", per, divisorsUpTo(per, vpp)) },
-			"the %d layers of each pipeline stage (num_layers %d / pp %d) are not divisible by vpp (%d)", per, c.NumLayers, p.PP, vpp)
+	if errs, chunks := checkSplit(c.NumLayers, c.MTPNumLayers, p); len(errs) > 0 {
+		for _, e := range errs {
+			add(e.rule, e.key, e.hint, "%s", e.msg)
+		}
+	} else if n := sumChunks(chunks); n != c.NumLayers {
+		add(RuleSplitLayersMismatch, splitKey(p.Split), "with pp 1, give decoder_first_pipeline_num_layers alone, equal to num_layers (or neither)",
+			"the pipeline stages build %d layers, not num_layers (%d): with pp 1 Megatron builds decoder_last_pipeline_num_layers", n, c.NumLayers)
 	}
 
 	if p.CP > 1 && c.SeqLength%(2*p.CP) != 0 {

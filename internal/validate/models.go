@@ -58,7 +58,7 @@ func (c *checker) models() {
 func (c *checker) parallel(i int) model.Parallel {
 	lm := &c.l.Modules[i]
 	p := model.Parallel{
-		NumRanks: lm.NumRanks, TP: lm.TP, GTPRemat: lm.GTPRemat, CP: lm.CP, PP: lm.PP, VPP: lm.VPP,
+		NumRanks: lm.NumRanks, TP: lm.TP, GTPRemat: lm.GTPRemat, CP: lm.CP, PP: lm.PP, VPP: lm.VPP, Split: lm.Split,
 		EP: lm.EP, ExptTP: lm.ExptTP, ExptGTPRemat: lm.ExptGTPRemat,
 	}
 	if m := c.sized[i]; m != nil {

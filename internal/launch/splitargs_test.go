@@ -1,0 +1,47 @@
+package launch
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSplitArgs: the language module's uneven pipeline split reaches the
+// Megatron-LM argv under upstream's flag names, and the Bridge export as
+// the TransformerConfig fields of the same meaning.
+func TestSplitArgs(t *testing.T) {
+	for _, tc := range []struct {
+		name, keys   string
+		argv, bridge []string
+	}{
+		{"first-last", "pp: 4, decoder_first_pipeline_num_layers: 3, decoder_last_pipeline_num_layers: 3",
+			[]string{"--decoder-first-pipeline-num-layers 3", "--decoder-last-pipeline-num-layers 3"},
+			[]string{`"num_layers_in_first_pipeline_stage": 3`, `"num_layers_in_last_pipeline_stage": 3`}},
+		{"account", "pp: 2, vpp: 3, account_for_embedding_in_pipeline_split: true, account_for_loss_in_pipeline_split: true",
+			[]string{"--num-virtual-stages-per-pipeline-rank 3", "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split"},
+			[]string{`"virtual_pipeline_model_parallel_size": 3`, `"account_for_embedding_in_pipeline_split": True`, `"account_for_loss_in_pipeline_split": True`}},
+		{"layout", `pp: 2, pipeline_model_parallel_layout: "Et*6|t*4L"`,
+			[]string{"--pipeline-model-parallel-layout Et*6|t*4L"},
+			[]string{`"pipeline_model_parallel_layout": "Et*6|t*4L"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			module := "  - {name: language, num_ranks: 8, " + tc.keys + ", model: {num_layers: 10, hidden_size: 1024, num_attention_heads: 8, seq_length: 2048, vocab_size: 32000}}\n"
+			lm := "version: 1\ntarget: megatron-lm\ncluster: {nodes: 1, gpus_per_node: 8}\nbatch: {micro_batch_size: 1}\nmodules:\n" + module
+			p := build(t, lm, Options{LayoutArgs: true})
+			got := strings.Join(p.Program, " ")
+			for _, w := range tc.argv {
+				assert.Contains(t, got, w)
+			}
+			br := strings.Replace(lm, "megatron-lm", "megatron-bridge", 1)
+			br = strings.Replace(br, "batch: {micro_batch_size: 1}", "batch: {micro_batch_size: 8, global_batch_size: 8}", 1)
+			var b bytes.Buffer
+			require.NoError(t, WriteBridge(&b, build(t, br, Options{Program: []string{"train.py"}})))
+			for _, w := range tc.bridge {
+				assert.Contains(t, b.String(), w)
+			}
+		})
+	}
+}
