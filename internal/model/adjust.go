@@ -20,6 +20,7 @@ const (
 	TermFrozenWeights     = "frozen_weights"
 	TermGradBufferDtype   = "grad_buffer_dtype"
 	TermFP8Weights        = "fp8_weights"
+	TermFP8Activations    = "fp8_activations"
 	TermOptimizerStep     = "optimizer_step"
 )
 
@@ -86,6 +87,11 @@ func adjust(e *Estimate, c *Config, p *Parallel, t *Training, w weights, formula
 			why = "a frozen encoder runs forward only: nothing before it trains, so autograd keeps none of its activations"
 		}
 		step(TermFrozenActivations, why)
+	}
+	if t.FP8 != "" && !l.noGrad {
+		shape.fp8 = true
+		a.perLayer = units(shape.perLayer(c, true))
+		step(TermFP8Activations, fmt.Sprintf("fp8 (%s): Transformer Engine keeps its GEMMs' inputs for backward in fp8, 1 byte in place of 2", t.FP8))
 	}
 	if t.RecomputeGranularity == RecomputeFull && !l.noGrad {
 		full := shape.perLayer(c, true)

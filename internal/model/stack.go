@@ -82,6 +82,9 @@ type layerShape struct {
 	// normExtra is what each of a layer's two norms keeps beyond its bf16
 	// input, in bytes per token and hidden unit.
 	normExtra float64
+	// fp8: Transformer Engine keeps the inputs of its fp8 GEMMs in fp8 (1
+	// byte) for backward.
+	fp8 bool
 }
 
 // torchRMSNormExtra is torch.nn.RMSNorm's extra per element (the local
@@ -96,8 +99,11 @@ func (l *layerShape) repl(tokens float64) float64 {
 	// Two norm inputs (4), the attention and MLP inputs (4), two dropout
 	// masks (2): 10*s*b*h. A frozen layer keeps no linear-layer inputs.
 	x := 10 + 2*l.normExtra
-	if l.frozen {
+	switch {
+	case l.frozen:
 		x -= 4
+	case l.fp8:
+		x -= 2 // the attention and MLP inputs in fp8
 	}
 	return x * tokens * float64(l.hidden)
 }
@@ -107,7 +113,11 @@ func (l *layerShape) repl(tokens float64) float64 {
 func (l *layerShape) attention(tokens float64, seq int) float64 {
 	qd := float64(l.heads * l.kvch)
 	kv := float64(l.groups * l.kvch)
-	b := tokens * (2*qd + 4*kv + 2*qd)
+	proj := 2 * qd
+	if l.fp8 && !l.frozen {
+		proj = qd
+	}
+	b := tokens * (2*qd + 4*kv + proj)
 	if l.scores {
 		b += 5 * float64(l.heads) * float64(seq) * tokens
 	}
@@ -122,8 +132,11 @@ func (l *layerShape) mlp(tokens float64, ffn int) float64 {
 	if l.gated {
 		in = 4
 	}
-	if l.frozen {
+	switch {
+	case l.frozen:
 		out = 0
+	case l.fp8:
+		out = 1 // fc2's input in fp8
 	}
 	return tokens * float64(ffn) * (in + out)
 }

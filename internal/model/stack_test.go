@@ -33,6 +33,7 @@ func TestStackTerms(t *testing.T) {
 		{"frozen weights", nil, Parallel{NumRanks: 8}, func(t *Training) { t.Frozen = true }, TermFrozenWeights, -1},
 		{"frozen language model keeps less", nil, Parallel{NumRanks: 8}, func(t *Training) { t.Frozen = true }, TermFrozenActivations, -1},
 		{"frozen encoder keeps nothing", func(c Config) Config { c.VocabSize = 0; return c }, Parallel{NumRanks: 8}, func(t *Training) { t.Frozen = true }, TermFrozenActivations, -1},
+		{"fp8 activations", nil, Parallel{NumRanks: 8, TP: 8}, func(t *Training) { t.FP8 = "e4m3" }, TermFP8Activations, -1},
 		{"fp8 weights", nil, Parallel{NumRanks: 8, TP: 8}, func(t *Training) { t.FP8 = "hybrid" }, TermFP8Weights, 1},
 		{"torch adam's step", nil, Parallel{NumRanks: 1}, func(t *Training) {
 			t.TransformerImpl, t.RecomputeGranularity = ImplLocal, RecomputeFull
