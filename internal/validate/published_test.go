@@ -35,12 +35,12 @@ var refusedRecipes = map[string]string{
 type publishedRun struct{ name, text string }
 
 // No published recipe that ran is refused for memory: every layout of
-// testdata/recipes (but those refusedRecipes names) and every row of
+// testdata/published (but those refusedRecipes names) and every row of
 // testdata/calibration/published.yaml validates without gpu-memory-short
 // on its own GPU.
 func TestPublishedRunsFit(t *testing.T) {
 	var runs []publishedRun
-	files, err := filepath.Glob("../../testdata/recipes/*.yaml")
+	files, err := filepath.Glob("../../testdata/published/*.yaml")
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	for _, f := range files {
