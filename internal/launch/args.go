@@ -112,6 +112,7 @@ func megatronArgs(l *layout.Layout, t *topo.Topology, g gridArgs) (args []string
 	}
 	args = append(args, modelArgs(l)...)
 	args = append(args, splitArgs(l)...)
+	args = append(args, freezeArgs(l)...)
 	if len(encs) == 0 {
 		args = append(args, g.llmOnly)
 	}

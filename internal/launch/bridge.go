@@ -134,6 +134,7 @@ def parallelism_config() -> MegatronMIMOParallelismConfig:
     )
 `)
 	writeBridgeSplits(bw, t.Layout)
+	writeBridgeFreeze(bw, t.Layout)
 	fmt.Fprint(bw, `
 
 if __name__ == "__main__":

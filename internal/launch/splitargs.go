@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
@@ -44,6 +45,57 @@ func splitArgs(l *layout.Layout) []string {
 		args = append(args, "--pipeline-model-parallel-layout", s.Layout)
 	}
 	return args
+}
+
+// freezeArgs are the modules' freeze keys as the flags of Megatron-LM's
+// MIMO example (examples/mimo/model_providers/nemotron_moe_vlm.py:65-66 at
+// d98e8a6, read by examples/mimo/training/runtime.py:104 for the language
+// model and :62 for the encoder's backbone: requires_grad_(False), so its
+// DDP wrapper holds no gradient buffer and the optimizer no state).
+func freezeArgs(l *layout.Layout) []string {
+	var args []string
+	for i := range l.Modules {
+		m := &l.Modules[i]
+		switch {
+		case !m.Freeze:
+		case m.Name == grid.LanguageModule:
+			args = append(args, "--freeze-lm")
+		default:
+			args = append(args, "--freeze-vit")
+		}
+	}
+	return args
+}
+
+// writeBridgeFreeze writes the modules' freeze keys as the fields of
+// Megatron-Bridge's MegatronMIMOProvider
+// (src/megatron/bridge/models/megatron_mimo/megatron_mimo_provider.py:154,
+// :155 at 067f987), keyed by the layout's module names.
+func writeBridgeFreeze(bw *bufio.Writer, l *layout.Layout) {
+	lang := false
+	var encs []string
+	for i := range l.Modules {
+		m := &l.Modules[i]
+		switch {
+		case !m.Freeze:
+		case m.Name == grid.LanguageModule:
+			lang = true
+		default:
+			encs = append(encs, fmt.Sprintf("%q: True", m.Name))
+		}
+	}
+	if !lang && len(encs) == 0 {
+		return
+	}
+	fmt.Fprintf(bw, `
+
+# The frozen modules, as MegatronMIMOProvider's fields (its
+# freeze_modality_encoders is keyed by modality: map the module names).
+FREEZE = {
+    "freeze_language_model": %s,
+    "freeze_modality_encoders": {%s},
+}
+`, map[bool]string{true: "True", false: "False"}[lang], strings.Join(encs, ", "))
 }
 
 // writeBridgeSplits writes each module's pipeline split as the

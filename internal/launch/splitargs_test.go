@@ -45,3 +45,29 @@ func TestSplitArgs(t *testing.T) {
 		})
 	}
 }
+
+// TestFreezeArgs: frozen modules reach the Megatron-LM argv as the MIMO
+// example's --freeze-lm / --freeze-vit and the Bridge export as
+// MegatronMIMOProvider's freeze fields.
+func TestFreezeArgs(t *testing.T) {
+	lm := `version: 1
+target: megatron-lm
+cluster: {nodes: 1, gpus_per_node: 8}
+batch: {micro_batch_size: 1}
+modules:
+  - {name: vision, num_ranks: 4, freeze: true}
+  - {name: language, num_ranks: 4, freeze: true}
+`
+	got := strings.Join(build(t, lm, Options{LayoutArgs: true}).Program, " ")
+	assert.Contains(t, got, "--freeze-lm")
+	assert.Contains(t, got, "--freeze-vit")
+	unfrozen := strings.ReplaceAll(lm, ", freeze: true", "")
+	got = strings.Join(build(t, unfrozen, Options{LayoutArgs: true}).Program, " ")
+	assert.NotContains(t, got, "--freeze")
+
+	br := strings.Replace(strings.Replace(lm, "megatron-lm", "megatron-bridge", 1), "{micro_batch_size: 1}", "{micro_batch_size: 4, global_batch_size: 8}", 1)
+	var b bytes.Buffer
+	require.NoError(t, WriteBridge(&b, build(t, br, Options{Program: []string{"train.py"}})))
+	assert.Contains(t, b.String(), `"freeze_language_model": True`)
+	assert.Contains(t, b.String(), `"freeze_modality_encoders": {"vision": True}`)
+}

@@ -43,6 +43,7 @@ var moduleFieldTable = []moduleField{
 	{"account_for_embedding_in_pipeline_split", kindModel, nil},
 	{"account_for_loss_in_pipeline_split", kindModel, nil},
 	{"pipeline_model_parallel_layout", kindModel, nil},
+	{"freeze", kindModel, nil},
 	{"model", kindModel, nil},
 }
 

@@ -86,7 +86,9 @@ type Module struct {
 	// Split is the uneven pipeline split (Megatron-LM's
 	// --decoder-first-pipeline-num-layers and the rest); zero: even.
 	Split model.Split
-	Model *Model
+	// Freeze is the module's freeze key: its weights do not train.
+	Freeze bool
+	Model  *Model
 
 	// Broken is set when a value of this module could not be read, so that
 	// later checks do not pile consequences on top of the real error.

@@ -11,8 +11,8 @@ import (
 // "x*n" repeats unroll further, bounded by the model package).
 const maxLayoutString = 64 << 10
 
-// split reads a module's uneven pipeline split, named as Megatron-LM's
-// arguments. Whether it fits the model and pp is the model rules' to say
+// split reads a module's freeze key and its uneven pipeline split, named
+// as Megatron-LM's arguments. Whether it fits the model and pp is the model rules' to say
 // (model.Check), which also need num_layers.
 func (p *parser) split(m *Module, fs map[string]field) {
 	s := &m.Split
@@ -45,6 +45,13 @@ func (p *parser) split(m *Module, fs map[string]field) {
 			} else {
 				m.Broken = true
 			}
+		}
+	}
+	if f, ok := fs["freeze"]; ok {
+		if v, ok := p.boolean(f, "freeze", m.Name); ok {
+			m.Freeze = v
+		} else {
+			m.Broken = true
 		}
 	}
 	f, ok := fs["pipeline_model_parallel_layout"]

@@ -259,6 +259,7 @@ func (l *Layout) ModelTraining(m *Module, dp int) model.Training {
 		t.AttentionBackend = lt.AttentionBackend
 		t.FP8 = lt.FP8
 	}
+	t.Frozen = m.Freeze
 	t.MicroBatchSize = 1
 	if l.Batch != nil {
 		t.MicroBatchSize = l.Batch.MicroBatchSize
