@@ -275,12 +275,42 @@ func TestLaunchPlanWritesTogether(t *testing.T) {
 	link := filepath.Join(dir, "plan.sh")
 	require.NoError(t, os.Symlink(real, link))
 	code, _, errOut = mimoplan(t, "launch-plan", g, "--topology-out", topo, "--out", link, "--", "t.py")
-	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "a symbolic link, which mimoplan does not write through")
 	b, err := os.ReadFile(real)
 	require.NoError(t, err)
-	assert.Contains(t, string(b), "torchrun")
-	st, err := os.Lstat(link)
+	assert.Equal(t, "old", string(b), "the link's target is untouched")
+	assert.NoFileExists(t, topo, "nor is the topology written")
+}
+
+// Every file mimoplan writes goes through atomicfile: preflight --emit
+// refuses a symbolic link, a FIFO and a read-only file among its files
+// (it wrote plan.json with os.WriteFile: a symlink's target was
+// overwritten, a FIFO hung, kill -9 left half a file), and suggest --out
+// and import --out refuse to replace their own input.
+func TestWritesRefuse(t *testing.T) {
+	l := writeLayout(t, good)
+	for name, prepare := range map[string]func(p string) error{
+		"symlink":   func(p string) error { return os.Symlink(filepath.Join(filepath.Dir(p), "elsewhere.json"), p) },
+		"fifo":      func(p string) error { return syscall.Mkfifo(p, 0o644) },
+		"read-only": func(p string) error { return os.WriteFile(p, []byte("{}"), 0o444) },
+	} {
+		dir := t.TempDir()
+		require.NoError(t, prepare(filepath.Join(dir, "plan.json")), name)
+		code, _, errOut := mimoplan(t, "preflight", l, "--emit", dir)
+		assert.Equal(t, exitUsage, code, "%s: %s", name, errOut)
+		assert.Contains(t, errOut, "plan.json", name)
+		assert.NoFileExists(t, filepath.Join(dir, "preflight.py"), "%s: together or not at all", name)
+		assert.NoFileExists(t, filepath.Join(dir, "elsewhere.json"), name)
+	}
+
+	spec := filepath.Join(t.TempDir(), "spec.yaml")
+	src := "version: 1\nworld_size: 4\nmodules: [{name: vision}, {name: language}]\n"
+	require.NoError(t, os.WriteFile(spec, []byte(src), 0o644))
+	code, _, errOut := mimoplan(t, "suggest", spec, "--out", spec)
+	assert.Equal(t, exitUsage, code, errOut)
+	assert.Contains(t, errOut, "this command's input")
+	b, err := os.ReadFile(spec)
 	require.NoError(t, err)
-	assert.NotZero(t, st.Mode()&os.ModeSymlink, "the link stays a link")
-	assert.FileExists(t, topo)
+	assert.Equal(t, src, string(b), "the spec is untouched")
 }

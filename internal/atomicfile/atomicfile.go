@@ -26,79 +26,84 @@ func WriteFile(path string, mode os.FileMode, write func(io.Writer) error) error
 	return WriteFiles(File{Path: path, Mode: mode, Write: write})
 }
 
-// WriteFiles writes files together or not at all. Every target is checked
-// first: a directory or anything else that is not a regular file is
-// refused, and a symbolic link is written through (its target is
-// replaced, the link stays) unless it dangles. Then each file is written
-// to a temporary file beside its target, synced and given its mode; only
-// when all of them are complete are they renamed over their targets. On
-// any error before the renames every temporary file is removed and no
-// target is touched, so that no reader ever sees half a plan, or a plan
-// without its topology.
+// WriteFiles writes files together or not at all; see WriteFilesNotOver.
+func WriteFiles(files ...File) error {
+	return WriteFilesNotOver(nil, files...)
+}
+
+// WriteFilesNotOver writes files together or not at all, none of them over
+// one of inputs (the command's own input files: suggest --out spec.yaml
+// must not replace its spec). Every target is checked first: a directory,
+// a symbolic link (mimoplan writes no file through a link: the link's
+// target may be anything, anywhere), anything else that is not a regular
+// file (a FIFO, a device) and a read-only file are refused. Then each file
+// is written to a temporary file in its target's directory, synced and
+// given its mode; only when all of them are complete are they renamed
+// over their targets. On any error before the renames every temporary
+// file is removed and no target is touched, so that no reader ever sees
+// half a plan, or a plan without its topology.
 //
-// A temporary file is named .BASE.PID.mimoplan-tmp. A run killed before
-// its renames (kill -9) leaves it behind; the next write of the same
-// target removes those whose process no longer runs.
-func WriteFiles(files ...File) (err error) {
-	targets := make([]string, len(files))
-	for i, f := range files {
-		if targets[i], err = writeTarget(f.Path); err != nil {
+// On Linux a temporary file has no name (O_TMPFILE) until the moment
+// before its rename, so a run killed while writing (kill -9) leaves
+// nothing behind. Elsewhere, or where the file system has no O_TMPFILE, it
+// is named .BASE.PID.mimoplan-tmp from the start; a run killed before its
+// renames leaves it, and the next write of the same target removes those
+// whose process no longer runs.
+func WriteFilesNotOver(inputs []string, files ...File) (err error) {
+	for _, f := range files {
+		if err := checkTarget(f.Path); err != nil {
 			return err
 		}
-	}
-	tmps := make([]string, 0, len(files))
-	defer func() {
-		if err != nil {
-			for _, t := range tmps {
-				os.Remove(t)
+		for _, in := range inputs {
+			if in != "" && in != "-" && SameFile(f.Path, in) {
+				return fmt.Errorf("write %s: it is this command's input %s: give another file", f.Path, in)
 			}
 		}
+	}
+	st := make([]*staged, 0, len(files))
+	defer func() {
+		for _, s := range st {
+			s.discard()
+		}
 	}()
-	for i, f := range files {
-		tmp, err := stage(targets[i], f)
+	for _, f := range files {
+		s, err := stage(f)
 		if err != nil {
 			return fmt.Errorf("write %s: %w", f.Path, err)
 		}
-		tmps = append(tmps, tmp)
+		st = append(st, s)
 	}
 	for i, f := range files {
-		if err := os.Rename(tmps[i], targets[i]); err != nil {
+		if err := st[i].commit(f.Path); err != nil {
 			// Only a rename that races another process can fail here:
 			// the targets were checked and the temporary files sit in
 			// their directories. Those renamed already stay.
-			tmps = tmps[i:]
 			return fmt.Errorf("write %s: %w", f.Path, err)
 		}
 	}
 	return nil
 }
 
-// writeTarget is the file a write of path replaces: path itself, or the
-// file a symbolic link at path leads to.
-func writeTarget(path string) (string, error) {
+// checkTarget refuses what a write of path must not replace.
+func checkTarget(path string) error {
 	st, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return path, nil
+		return nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("write %s: %w", path, err)
-	}
-	target := path
-	if st.Mode()&fs.ModeSymlink != 0 {
-		if target, err = filepath.EvalSymlinks(path); err != nil {
-			return "", fmt.Errorf("write %s: a symbolic link that leads nowhere (%w): give the file itself", path, err)
-		}
-		if st, err = os.Stat(target); err != nil {
-			return "", fmt.Errorf("write %s: %w", path, err)
-		}
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	switch {
+	case st.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("write %s: a symbolic link, which mimoplan does not write through: give the file itself", path)
 	case st.IsDir():
-		return "", fmt.Errorf("write %s: is a directory; give a file name", path)
+		return fmt.Errorf("write %s: is a directory; give a file name", path)
 	case !st.Mode().IsRegular():
-		return "", fmt.Errorf("write %s: not a regular file (%s), which cannot be replaced atomically", path, st.Mode().Type())
+		return fmt.Errorf("write %s: not a regular file (%s), which cannot be replaced atomically", path, st.Mode().Type())
+	case st.Mode().Perm()&0o222 == 0 || !writable(path):
+		return fmt.Errorf("write %s: the file is read-only: make it writable (chmod u+w) or give another file", path)
 	}
-	return target, nil
+	return nil
 }
 
 // tmpSuffix ends every temporary file name.
@@ -110,15 +115,33 @@ func tmpName(target string, pid int) string {
 	return filepath.Join(dir, "."+base+"."+strconv.Itoa(pid)+tmpSuffix)
 }
 
-// stage writes f to the temporary file of target, complete and synced.
-func stage(target string, f File) (string, error) {
-	removeStale(target)
-	tmp := tmpName(target, os.Getpid())
+// staged is a file written and synced, not yet in place: anonymous
+// (O_TMPFILE, named only by commit) or under its temporary name.
+type staged struct {
+	f    *os.File // the anonymous file, nil once named
+	dir  string
+	tmp  string // the temporary name, "" while anonymous
+	done bool
+}
+
+// stage writes f completely into its target's directory.
+func stage(f File) (*staged, error) {
+	dir := filepath.Dir(f.Path)
+	removeStale(f.Path)
+	if out, ok := openAnonymous(dir); ok {
+		s := &staged{f: out, dir: dir}
+		if err := fill(out, f); err != nil {
+			s.discard()
+			return nil, err
+		}
+		return s, nil
+	}
+	tmp := tmpName(f.Path, os.Getpid())
 	// Ours by name: a leftover of an earlier process with our pid.
 	os.Remove(tmp)
 	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	err = fill(out, f)
 	if cerr := out.Close(); err == nil {
@@ -126,9 +149,41 @@ func stage(target string, f File) (string, error) {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return "", err
+		return nil, err
 	}
-	return tmp, nil
+	return &staged{dir: dir, tmp: tmp}, nil
+}
+
+// commit puts the staged file in place of path: an anonymous one is named
+// first (the only moment it has a temporary name), then renamed.
+func (s *staged) commit(path string) error {
+	if s.f != nil {
+		tmp := tmpName(path, os.Getpid())
+		os.Remove(tmp)
+		err := linkAnonymous(s.f, tmp)
+		s.f.Close()
+		s.f = nil
+		if err != nil {
+			return err
+		}
+		s.tmp = tmp
+	}
+	if err := os.Rename(s.tmp, path); err != nil {
+		return err
+	}
+	s.done = true
+	return nil
+}
+
+// discard removes what commit did not put in place.
+func (s *staged) discard() {
+	if s.f != nil {
+		s.f.Close() // an anonymous file goes with its last descriptor
+		s.f = nil
+	}
+	if s.tmp != "" && !s.done {
+		os.Remove(s.tmp)
+	}
 }
 
 func fill(out *os.File, f File) error {

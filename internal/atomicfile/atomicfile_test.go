@@ -66,38 +66,44 @@ func TestWriteFilesTogether(t *testing.T) {
 	assert.Equal(t, os.FileMode(0o755), st.Mode().Perm())
 }
 
-// A symbolic link is written through: its target gets the new content and
-// the link stays a link. One that leads nowhere, or to a directory, is
-// refused.
-func TestWriteFileThroughSymlink(t *testing.T) {
+// A symbolic link is refused, whatever it leads to (a write through it
+// would replace, and chmod, a file anywhere); so are a directory, a
+// device, a FIFO (which would block), a read-only file and the command's
+// own input. Nothing is written in any case.
+func TestWriteFileRefuses(t *testing.T) {
 	dir := t.TempDir()
 	real := filepath.Join(dir, "real", "plan.sh")
 	require.NoError(t, os.Mkdir(filepath.Dir(real), 0o755))
 	require.NoError(t, os.WriteFile(real, []byte("old"), 0o644))
 	link := filepath.Join(dir, "plan.sh")
 	require.NoError(t, os.Symlink(real, link))
-	chain := filepath.Join(dir, "chain.sh")
-	require.NoError(t, os.Symlink("plan.sh", chain))
-
-	require.NoError(t, WriteFile(chain, 0o755, text("new")))
-	b, _ := os.ReadFile(real)
-	assert.Equal(t, "new", string(b))
-	for _, l := range []string{link, chain} {
-		st, err := os.Lstat(l)
-		require.NoError(t, err)
-		assert.NotZero(t, st.Mode()&os.ModeSymlink, "%s is still a link", l)
-	}
-	assert.Equal(t, []string{"plan.sh"}, names(t, filepath.Dir(real)), "the temporary file was beside the target")
-
 	dangling := filepath.Join(dir, "dangling.sh")
 	require.NoError(t, os.Symlink(filepath.Join(dir, "nowhere", "x"), dangling))
-	assert.ErrorContains(t, WriteFile(dangling, 0o644, text("x")), "leads nowhere")
-	toDir := filepath.Join(dir, "todir")
-	require.NoError(t, os.Symlink(filepath.Dir(real), toDir))
-	assert.ErrorContains(t, WriteFile(toDir, 0o644, text("x")), "is a directory")
-	if runtime.GOOS != "windows" {
-		assert.ErrorContains(t, WriteFile(os.DevNull, 0o644, text("x")), "not a regular file")
+	readOnly := filepath.Join(dir, "ro.sh")
+	require.NoError(t, os.WriteFile(readOnly, []byte("keep"), 0o444))
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, mkfifo(fifo))
+	for path, want := range map[string]string{
+		link: "a symbolic link", dangling: "a symbolic link", filepath.Dir(real): "is a directory",
+		os.DevNull: "not a regular file", fifo: "not a regular file", readOnly: "read-only",
+	} {
+		assert.ErrorContains(t, WriteFile(path, 0o755, text("new")), want, path)
 	}
+	b, _ := os.ReadFile(real)
+	assert.Equal(t, "old", string(b))
+	st, err := os.Stat(real)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), st.Mode().Perm(), "the link's target keeps its mode")
+	b, _ = os.ReadFile(readOnly)
+	assert.Equal(t, "keep", string(b))
+
+	spec := filepath.Join(dir, "spec.yaml")
+	require.NoError(t, os.WriteFile(spec, []byte("spec"), 0o644))
+	err = WriteFilesNotOver([]string{spec}, File{Path: filepath.Join(dir, ".", "spec.yaml"), Mode: 0o644, Write: text("layout")})
+	assert.ErrorContains(t, err, "this command's input")
+	b, _ = os.ReadFile(spec)
+	assert.Equal(t, "spec", string(b))
+	require.NoError(t, WriteFilesNotOver([]string{spec, "-", ""}, File{Path: filepath.Join(dir, "out.yaml"), Mode: 0o644, Write: text("layout")}))
 }
 
 // deadPID returns the pid of a process that has ended.
@@ -128,7 +134,8 @@ func TestStaleTempsRemoved(t *testing.T) {
 }
 
 // The real case: a writer killed with SIGKILL in the middle of a write
-// leaves its temporary file; the next write of the target removes it.
+// leaves nothing on Linux (its file has no name yet); elsewhere it leaves
+// its temporary file, which the next write of the target removes.
 func TestKilledWriterLeftoverRemoved(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no SIGKILL")
@@ -156,8 +163,13 @@ func TestKilledWriterLeftoverRemoved(t *testing.T) {
 	_ = cmd.Wait()
 
 	left := tmpName(plan, cmd.Process.Pid)
-	assert.FileExists(t, left, "kill -9 leaves the temporary file")
 	assert.NoFileExists(t, plan)
+	if runtime.GOOS == "linux" {
+		// The temporary file had no name (O_TMPFILE): nothing is left.
+		assert.Empty(t, names(t, dir), "kill -9 leaves nothing behind")
+		return
+	}
+	assert.FileExists(t, left, "kill -9 leaves the temporary file")
 	require.NoError(t, WriteFile(plan, 0o755, text("#!")))
 	assert.NoFileExists(t, left)
 	assert.Equal(t, []string{"plan.sh"}, names(t, dir))

@@ -13,3 +13,8 @@ func processRuns(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
+
+// writable reports whether this process may write the file at path.
+func writable(path string) bool {
+	return syscall.Access(path, 2 /* W_OK */) == nil
+}

@@ -64,14 +64,11 @@ func emitPlan(stdout, stderr io.Writer, t *topo.Topology, lo launch.Options, o O
 		return exitcode.Usagef("%v", err)
 	}
 	// Files only once the plan is checked: a refused plan leaves nothing.
-	if err := Emit(o.Dir, planJSON); err != nil {
-		return fmt.Errorf("emit: %w", err)
-	}
 	path := filepath.Join(o.Dir, planFile[format])
-	if err := atomicfile.WriteFile(path, launch.FileMode(format), func(w io.Writer) error {
+	if err := Emit(o.Dir, planJSON, atomicfile.File{Path: path, Mode: launch.FileMode(format), Write: func(w io.Writer) error {
 		return launch.Write(w, format, plan)
-	}); err != nil {
-		return err
+	}}); err != nil {
+		return fmt.Errorf("emit: %w", err)
 	}
 	fmt.Fprintf(stderr, "mimoplan: wrote %s, %s and the %s plan %s to %s\n", PayloadFile, PlanFile, format, filepath.Base(path), o.Dir)
 	fmt.Fprintln(stdout, path)

@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mimoplan/mimoplan/internal/atomicfile"
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/launch"
 	"github.com/mimoplan/mimoplan/internal/topo"
@@ -94,18 +95,25 @@ func (o Options) Check() error {
 	return nil
 }
 
-// Emit writes preflight.py and the plan JSON into dir, creating it.
-func Emit(dir string, plan []byte) error {
+// Emit writes preflight.py, the plan JSON and extra (a scheduler's plan)
+// into dir, creating it: together or not at all, each atomically
+// (atomicfile: no half file after a kill, no write through a symbolic
+// link, into a FIFO or over a read-only file).
+func Emit(dir string, plan []byte, extra ...atomicfile.File) error {
 	if !json.Valid(plan) {
 		return errors.New("preflight: the plan is not valid JSON")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, PayloadFile), Payload, 0o644); err != nil {
-		return err
+	bytesOf := func(b []byte) func(io.Writer) error {
+		return func(w io.Writer) error { _, err := w.Write(b); return err }
 	}
-	return os.WriteFile(filepath.Join(dir, PlanFile), plan, 0o644)
+	files := append([]atomicfile.File{
+		{Path: filepath.Join(dir, PayloadFile), Mode: 0o644, Write: bytesOf(Payload)},
+		{Path: filepath.Join(dir, PlanFile), Mode: 0o644, Write: bytesOf(plan)},
+	}, extra...)
+	return atomicfile.WriteFiles(files...)
 }
 
 // Program is the payload and its arguments, as every rank runs it.

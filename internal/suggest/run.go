@@ -74,7 +74,8 @@ func Run(stdout, stderr io.Writer, r Request) error {
 		return nil
 	}
 	best := &res.Candidates[0]
-	if err := atomicfile.WriteFile(r.Out, 0o644, func(w io.Writer) error { return WriteLayout(w, data, best) }); err != nil {
+	out := atomicfile.File{Path: r.Out, Mode: 0o644, Write: func(w io.Writer) error { return WriteLayout(w, data, best) }}
+	if err := atomicfile.WriteFilesNotOver([]string{r.SpecPath}, out); err != nil {
 		return exitcode.Wrap(exitcode.Usage, err)
 	}
 	return nil

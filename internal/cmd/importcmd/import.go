@@ -100,10 +100,10 @@ func write(o *Options, l *importer.Layout) error {
 		_, err := io.WriteString(o.IO.Out, text)
 		return err
 	}
-	if err := atomicfile.WriteFile(o.Out, 0o644, func(w io.Writer) error {
+	if err := atomicfile.WriteFilesNotOver([]string{o.FromScript}, atomicfile.File{Path: o.Out, Mode: 0o644, Write: func(w io.Writer) error {
 		_, err := io.WriteString(w, text)
 		return err
-	}); err != nil {
+	}}); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.IO.ErrOut, "mimoplan: wrote the layout to %s\n", o.Out)
