@@ -108,5 +108,6 @@ func Compute(cfg Config, par Parallel, tr Training) Estimate {
 		PaddedVocabSize:         vocab,
 	}}
 	adjust(&e, &c, &p, &t, w, formula, a)
+	busiestStage(&e, &c, &p, &t, w)
 	return e
 }

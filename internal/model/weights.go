@@ -16,6 +16,10 @@ type weights struct {
 
 	embeddingShard float64 // the embedding (and untied output layer) in tpSharded
 
+	// stage holds the per-layer pieces a pipeline stage is summed from
+	// (stage.go).
+	stage stageParams
+
 	expertDP int
 	bytes    float64
 }
@@ -142,6 +146,13 @@ func weightMemory(c *Config, p *Parallel, t *Training, paddedVocab int) weights 
 		w.tpShardedLayer = tpBlock / float64(c.NumLayers) / tp
 	}
 
+	w.stage = stageParams{
+		tpDense: (attention + denseMLP) / tp, tpMoE: (attention + sharedExpert) / tp,
+		replDense: layernorm, replMoE: layernorm + latent + router + sharedGate,
+		expertMoE: routed / float64(etp*ep),
+		embedding: embedding / tp, finalNorm: finalNorm,
+		tpMTP: tpMTP / tp, replMTP: replMTP, expertMTP: expertMTP / float64(etp*ep),
+	}
 	w.bytes = (w.tpSharded+w.replicated)*bytesPerParameter(t.UseDistributedOptimizer, p.DP) +
 		w.expertSharded*bytesPerParameter(t.UseDistributedOptimizer, w.expertDP)
 	return w
