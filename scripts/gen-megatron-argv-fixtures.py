@@ -111,6 +111,45 @@ modules:
   - {name: vision, num_ranks: 2}
   - {name: language, num_ranks: 8, tp: 2, pp: 2, ep: 2, expt_tp: 2, num_experts: 8}
 """
+# Every training key away from Megatron's default, in two layouts (the
+# launch writes only the keys that differ).
+TRAINING_ALL = """version: 1
+name: training-all
+target: megatron-lm
+world_size: 10
+batch: {micro_batch_size: 1}
+training:
+  use_distributed_optimizer: true
+  sequence_parallel: true
+  recompute_granularity: full
+  recompute_method: uniform
+  recompute_num_layers: 1
+  overlap_grad_reduce: true
+  overlap_param_gather: true
+  tp_comm_overlap: true
+  grad_reduce_in_fp32: false
+  moe_token_dispatcher_type: alltoall
+  overlap_moe_expert_parallel_comm: true
+  attention_backend: flash
+  fp8: hybrid
+modules:
+  - {name: vision, num_ranks: 2}
+  - {name: language, num_ranks: 8, tp: 2, pp: 2, ep: 2, expt_tp: 2, num_experts: 8}
+"""
+TRAINING_LOCAL = """version: 1
+name: training-local
+target: megatron-lm
+world_size: 8
+batch: {micro_batch_size: 2, global_batch_size: 16}
+training:
+  recompute_granularity: selective
+  moe_token_dispatcher_type: flex
+  transformer_impl: local
+  attention_backend: local
+  fp8: e4m3
+modules:
+  - {name: language, num_ranks: 8, tp: 1, pp: 2, ep: 4, num_experts: 8}
+"""
 NO_BATCH = "testdata/launch/vlm-no-batch.yaml"
 OLD = ["5375", "2026-07-24", "6570", "2026-08-22"]
 ALL = OLD + [""]
@@ -122,6 +161,8 @@ CASES = [
     ("pipeline and experts", PIPELINE, ALL, []),
     ("gtp", GTP, ["6570", "2026-08-22", ""], []),
     ("micro-batch from the program", NO_BATCH, ALL, ["--micro-batch-size", "4"]),
+    ("training", TRAINING_ALL, ALL, []),
+    ("training, local layers", TRAINING_LOCAL, ALL, []),
 ]
 # Plans mimoplan refuses (micro-batch-required): the argv it would have
 # written, run through upstream to show that upstream stops too.
@@ -205,24 +246,78 @@ def load(root, rename):
     return load_module("examples.mimo.training.args", path, mimo_rename(src) if rename else src)
 
 
+def literal(node):
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError):
+        return None
+
+
+def enum_members(root):
+    """The members of megatron/core/transformer/enums.py's enums, by class
+    name: ArgumentGroupFactory takes an Enum field as a member's name."""
+    out = {}
+    path = os.path.join(root, "megatron/core/transformer/enums.py")
+    if not os.path.exists(path):
+        return out
+    for cls in ast.parse(open(path).read()).body:
+        if isinstance(cls, ast.ClassDef):
+            out[cls.name] = [t.targets[0].id for t in cls.body
+                             if isinstance(t, ast.Assign) and isinstance(t.targets[0], ast.Name)]
+    return out
+
+
+def field_type(ann, enums):
+    """(type name, choices) of a dataclass annotation as
+    ArgumentGroupFactory._extract_type reads it: Optional unwrapped,
+    Literal's values as choices, an Enum's member names."""
+    if isinstance(ann, ast.Subscript):
+        base = getattr(ann.value, "id", getattr(ann.value, "attr", ""))
+        if base == "Optional":
+            return field_type(ann.slice, enums)
+        if base == "Literal":
+            vals = literal(ann.slice)
+            vals = list(vals) if isinstance(vals, tuple) else [vals]
+            return type(vals[0]).__name__, vals
+        return None, None
+    if isinstance(ann, ast.BinOp):  # X | None
+        return field_type(ann.left, enums)
+    name = getattr(ann, "id", None)
+    if name in enums:
+        return "enum", enums[name]
+    return name, None
+
+
 def megatron_options(root):
-    """Megatron-LM's own option strings at one commit, each with whether it
-    takes a value: the add_argument calls of megatron/training/arguments.py,
-    and the fields of TransformerConfig, ModelParallelConfig and the
-    dataclasses of megatron/training/config that its
-    ArgumentGroupFactory (megatron/training/argument_utils.py) turns into
-    flags: argparse_meta's arg_names, else --<name>, a bool that defaults
-    to True as --no-<name> / --disable-<name>, bools taking no value. Read
-    from the syntax trees; the factory's exclude lists are not applied, so
-    the set may hold a few names parse_args does not."""
+    """Megatron-LM's own options at one commit, as {option string: spec}:
+    the add_argument calls of megatron/training/arguments.py, and the
+    fields of TransformerConfig, ModelParallelConfig and the dataclasses of
+    megatron/training/config that its ArgumentGroupFactory
+    (megatron/training/argument_utils.py) turns into flags: argparse_meta's
+    arg_names, else --<name>, a bool that defaults to True as --no-<name> /
+    --disable-<name>, bools taking no value. A spec holds whether the
+    option takes a value, its destination, its choices (an add_argument's
+    choices, a Literal's values, an Enum's member names), its type and
+    default. Read from the syntax trees; the factory's exclude lists are
+    not applied, so the set may hold a few names parse_args does not."""
     opts = {}
+    enums = enum_members(root)
     tree = ast.parse(open(os.path.join(root, "megatron/training/arguments.py")).read())
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument":
             names = [a.value for a in node.args if isinstance(a, ast.Constant) and str(a.value).startswith("--")]
-            action = next((k.value.value for k in node.keywords if k.arg == "action" and isinstance(k.value, ast.Constant)), None)
+            if not names:
+                continue
+            kw = {k.arg: k.value for k in node.keywords}
+            action = literal(kw["action"]) if "action" in kw else None
+            spec = {"takes": action not in ("store_true", "store_false", "store_const", "count"),
+                    "dest": literal(kw["dest"]) if "dest" in kw else names[0][2:].replace("-", "_"),
+                    "choices": literal(kw["choices"]) if "choices" in kw else None,
+                    "type": getattr(kw.get("type"), "id", None),
+                    "default": literal(kw["default"]) if "default" in kw else (False if action == "store_true" else None),
+                    "action": action}
             for n in names:
-                opts[n] = action not in ("store_true", "store_false", "store_const", "count")
+                opts[n] = spec
     cfg_dir = os.path.join(root, "megatron/training/config")
     extra = [os.path.join("megatron/training/config", f) for f in sorted(os.listdir(cfg_dir))] if os.path.isdir(cfg_dir) else []
     for path in ["megatron/core/transformer/transformer_config.py", "megatron/core/model_parallel_config.py", *extra]:
@@ -246,13 +341,20 @@ def megatron_options(root):
                         names = None
                 is_bool = isinstance(f.annotation, ast.Name) and f.annotation.id == "bool"
                 flag = "--" + name.replace("_", "-")
+                dflt = default.attr if isinstance(default, ast.Attribute) else literal(default) if default is not None else None
+                action = None
                 if names is None:
-                    if is_bool and isinstance(default, ast.Constant) and default.value is True:
+                    if is_bool and dflt is True:
                         names = ["--no-" + name.replace("_", "-"), "--disable-" + name.replace("_", "-")]
+                        action = "store_false"
                     else:
                         names = [flag]
+                        action = "store_true" if is_bool else None
+                typ, choices = (None, None) if is_bool else field_type(f.annotation, enums)
+                spec = {"takes": not is_bool, "dest": name, "choices": choices, "type": typ,
+                        "default": dflt, "action": action}
                 for n in names:
-                    opts.setdefault(n, not is_bool)
+                    opts.setdefault(n, spec)
     return opts
 
 
@@ -263,15 +365,30 @@ def parser_for(args_mod):
                  "--tensor-parallel-num-weight-shards", "--expert-tensor-parallel-num-weight-shards"]:
         g.add_argument(flag, type=int, default=None)
     args_mod.add_hetero_grid_args(p)
-    for flag, takes in sorted(args_mod.megatron_options.items()):
+    for flag, spec in sorted(args_mod.megatron_options.items()):
+        kw = {"dest": spec["dest"], "default": spec["default"]}
+        if not spec["takes"]:
+            kw["action"] = spec["action"] or "store_true"
+        else:
+            if spec["choices"] is not None:
+                kw["choices"] = spec["choices"]
+            if spec["type"] in ("int", "float"):
+                kw["type"] = {"int": int, "float": float}[spec["type"]]
         try:
-            if takes:
-                g.add_argument(flag, dest="megatron_" + flag[2:].replace("-", "_"))
-            else:
-                g.add_argument(flag, dest="megatron_" + flag[2:].replace("-", "_"), action="store_true")
+            g.add_argument(flag, **kw)
         except argparse.ArgumentError:
             pass  # declared above
     return p
+
+
+# The destinations of the layout's training keys (internal/megatron
+# TrainingFlags) whose parsed values the fixture keeps.
+TRAINING_DESTS = [
+    "use_distributed_optimizer", "sequence_parallel", "recompute_granularity", "recompute_method",
+    "recompute_num_layers", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap",
+    "grad_reduce_in_bf16", "accumulate_allreduce_grads_in_fp32", "moe_token_dispatcher_type",
+    "overlap_moe_expert_parallel_comm", "transformer_impl", "attention_backend", "fp8",
+]
 
 
 def check_rename(args_mod):
@@ -309,6 +426,7 @@ def upstream(args_mod, argv, world, encoder):
         return None, "argparse: " + err.getvalue().strip().splitlines()[-1]
     finally:
         sys.stderr = saved
+    training = {d: getattr(ns, d) for d in TRAINING_DESTS if hasattr(ns, d)}
     fn = args_mod.build_module_grid_specs
     try:
         if "encoder_module_name" in inspect.signature(fn).parameters:
@@ -317,7 +435,7 @@ def upstream(args_mod, argv, world, encoder):
             specs = fn(ns, world)
     except Exception as e:  # upstream's own ValueError or TypeError
         return None, f"{type(e).__name__}: {e}"
-    return [dataclasses.asdict(s) for s in specs], None
+    return {"specs": [dataclasses.asdict(s) for s in specs], "training": training}, None
 
 
 def plan(mimoplan, layout, version, prog):
@@ -422,7 +540,7 @@ def main():
         path, file = layout_path(name, lay)
         for v in versions:
             argv, world = plan(mimoplan, path, v, prog if prog else None)
-            specs, err = upstream(mods[v], argv, world, "vision")
+            got, err = upstream(mods[v], argv, world, "vision")
             if err:
                 sys.exit(f"{name} at {v or 'newest'}: upstream rejects mimoplan's plan {argv}: {err}")
             rejected = {}
@@ -433,7 +551,8 @@ def main():
                 rejected[w or "newest"] = e
             cases.append({"name": name, "layout": file, "layout_text": layouts.get(name),
                           "target_version": v, "program_args": prog, "upstream": source(v),
-                          "argv": argv, "world_size": world, "specs": specs,
+                          "argv": argv, "world_size": world, "specs": got["specs"],
+                          "training_namespace": got["training"],
                           "other_generation_errors": rejected})
     for name, lay, versions, mbs in REFUSED:
         for v in versions:

@@ -84,4 +84,5 @@ const (
 	RuleMasterNotFirstHost             RuleID = "master-not-first-host"
 	RuleInvalidPort                    RuleID = "invalid-port"
 	RuleMicroBatchRequired             RuleID = "micro-batch-required"
+	RuleTrainingArgumentConflict       RuleID = "training-argument-conflict"
 )

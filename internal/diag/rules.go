@@ -110,6 +110,7 @@ var catalogue = []Rule{
 	{RuleMasterNotFirstHost, Error, "With static rendezvous, --master-addr names a host other than node rank 0's.", "torchrun static rendezvous (node rank 0 serves the store)"},
 	{RuleInvalidPort, Error, "The master port is not a decimal number in 1-65535.", "TCP"},
 	{RuleMicroBatchRequired, Error, "A Megatron-LM plan without --micro-batch-size, or with one that fails the fan-out check.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:693, examples/mimo/training/args.py:102"},
+	{RuleTrainingArgumentConflict, Error, "A program argument sets a training setting to another value than the layout's training block (Megatron's default where the layout leaves it out).", "mimoplan launch-plan (the layout's training block is what validate, estimate and suggest read)"},
 }
 
 // Rules returns the catalogue in documentation order.

@@ -9,11 +9,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mimoplan/mimoplan/internal/launch"
+	"github.com/mimoplan/mimoplan/internal/megatron"
 )
 
 // mimoVar is one of the llava examples' variables: MIMO_<PREFIX>_<SUFFIX>.
-var mimoVar = regexp.MustCompile(`^MIMO_([A-Z][A-Z0-9_]*)_(TP|PP|DP|OFFSET)$`)
+var mimoVar = regexp.MustCompile(`^` + megatron.BridgeEnvPrefix + `([A-Z][A-Z0-9_]*)_(` + strings.Join(megatron.BridgeSuffixes, "|") + `)$`)
 
 // BridgeEnv reads the MIMO_<PREFIX>_TP, _PP, _DP and _OFFSET variables of
 // Megatron-Bridge's llava examples (LLM the language module, VISION,
@@ -40,7 +40,7 @@ func BridgeEnv(env map[string]string) (*Layout, error) {
 	}
 	l := &Layout{Target: "megatron-bridge"}
 	for prefix, g := range grids {
-		for _, s := range []string{"TP", "PP", "DP", "OFFSET"} {
+		for _, s := range megatron.BridgeSuffixes {
 			if _, ok := g[s]; !ok {
 				return nil, fmt.Errorf("MIMO_%s_%s is missing (the llava examples' defaults differ, so every module needs TP, PP, DP and OFFSET)", prefix, s)
 			}
@@ -50,7 +50,7 @@ func BridgeEnv(env map[string]string) (*Layout, error) {
 				return nil, fmt.Errorf("MIMO_%s_%s must be 1 or more, got %d", prefix, s, g[s])
 			}
 		}
-		l.Modules = append(l.Modules, Module{Name: launch.BridgeModuleName(prefix), NumRanks: g["TP"] * g["PP"] * g["DP"],
+		l.Modules = append(l.Modules, Module{Name: megatron.BridgeModuleName(prefix), NumRanks: g["TP"] * g["PP"] * g["DP"],
 			RankOffset: g["OFFSET"], TP: g["TP"], PP: g["PP"], GTPRemat: 1, CP: 1, EP: 1, ExptTP: 1, ExptGTPRemat: 1})
 	}
 	sort.Slice(l.Modules, func(i, j int) bool {

@@ -14,8 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/launch"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/model"
 	"github.com/mimoplan/mimoplan/internal/testutil"
 	"github.com/mimoplan/mimoplan/internal/upstream"
 	"github.com/mimoplan/mimoplan/internal/validate"
@@ -59,11 +61,37 @@ func same(t *testing.T, want, got *validate.Result) {
 		assert.Equal(t, m.Spec, g.Spec, m.Name)
 		assert.Equal(t, want.Layout.Modules[i].NumExperts, experts(got.Layout, m.Name), m.Name)
 	}
+	// The language model, as Megatron-LM's arguments (the launch writes
+	// its resolved values, Megatron's defaults filled in).
+	wm, gm := languageModel(want.Layout), languageModel(got.Layout)
+	if wm == nil {
+		assert.Nil(t, gm, "a model from a launch without one")
+	} else if assert.NotNil(t, gm, "the model") {
+		one := model.Parallel{NumRanks: 1, TP: 1, PP: 1, DP: 1, EP: 1}
+		assert.Equal(t, model.MegatronArgs(wm.Config, one, model.Training{}).Model, model.MegatronArgs(gm.Config, one, model.Training{}).Model)
+	}
+	// The training settings, Megatron's defaults where not given.
+	training := func(l *layout.Layout) layout.Training {
+		if l.Training == nil {
+			return layout.Training{}
+		}
+		return *l.Training
+	}
+	assert.Equal(t, training(want.Layout), training(got.Layout), "training")
 	for _, pr := range []int{upstream.PRMimoNames, upstream.PRGTP} {
 		if want.Layout.TargetVersion.Has(upstream.PRMimoNames) {
 			assert.Equal(t, want.Layout.TargetVersion.Has(pr), got.Layout.TargetVersion.Has(pr), "PR #%d", pr)
 		}
 	}
+}
+
+func languageModel(l *layout.Layout) *layout.Model {
+	for _, m := range l.Modules {
+		if m.Name == grid.LanguageModule {
+			return m.Model
+		}
+	}
+	return nil
 }
 
 func experts(l *layout.Layout, name string) int {
@@ -134,7 +162,7 @@ func TestMegatronLMDefaultsAndErrors(t *testing.T) {
 	assert.Equal(t, Module{Name: "vision", NumRanks: 4, TP: 2, GTPRemat: 1, CP: 1, PP: 1, EP: 1, ExptTP: 1, ExptGTPRemat: 1}, l.Modules[0])
 	assert.Equal(t, 4, l.Modules[1].RankOffset)
 	assert.Empty(t, l.TargetVersion, "no grid names: the newest")
-	l, err = MegatronLM([]string{"--llm_tp", "4", "--llm-offset", "4", "--llm-dp", "1"}, "img")
+	l, err = MegatronLM([]string{"--llm-tp", "4", "--llm-offset", "4", "--llm-dp", "1"}, "img")
 	require.NoError(t, err)
 	assert.Equal(t, "5720", l.TargetVersion, "plain names: the newest upstream that takes them")
 	assert.Equal(t, "img", l.Modules[0].Name)
@@ -144,7 +172,17 @@ func TestMegatronLMDefaultsAndErrors(t *testing.T) {
 		"--llm-tp x":                 `--llm-tp "x" is not a whole number`,
 		"--llm-tp 0":                 "--llm-tp must be 1 or more",
 		"--llm-tp 2 --tensor-parallel-num-weight-shards 3": "not a multiple of the language tp 2",
-		"--llm-tp": "--llm-tp has no value",
+		"--llm-tp":                     "--llm-tp has no value",
+		"--llm-tp --llm-dp 2":          "--llm-tp has no value",
+		"--mimo-llm-tpp 4":             "--mimo-llm-tpp is not an argument of Megatron-LM's pretrain_mimo.py: did you mean --mimo-llm-tp?",
+		"--llm_tp 4 --llm-dp 2":        "--llm_tp is not an argument of Megatron-LM's pretrain_mimo.py: did you mean --llm-tp?",
+		"--num-layer 4":                "did you mean --num-layers?",
+		"--lr 1e-4 --sequence-paralel": "did you mean --sequence-parallel?",
+		"--qqqqqqqqqqqq 1":             "--qqqqqqqqqqqq is not an argument of Megatron-LM's pretrain_mimo.py (arguments.py",
+		"--swiglu=true":                "--swiglu takes no value",
+		"--swiglu true":                `"true" is no argument's value`,
+		"--moe-layer-freq ([0]*3)":     "mimoplan reads a whole number or a list of 0s and 1s",
+		"--moe-layer-freq [0,2]":       "mimoplan reads a whole number or a list of 0s and 1s",
 	} {
 		_, err := MegatronLM(strings.Fields(argv), "vision")
 		assert.ErrorContains(t, err, want, argv)
@@ -222,8 +260,8 @@ echo MIMO_AUDIO_TP=4
 func TestMegatronLMRoundTripProperty(t *testing.T) {
 	pick := func(r *rand.Rand, xs ...int) int { return xs[r.IntN(len(xs))] }
 	r := rand.New(rand.NewPCG(12, 2026))
-	valid := 0
-	for i := 0; i < 400; i++ {
+	valid, models, trainings := 0, 0, 0
+	for i := 0; i < 1000; i++ {
 		etp, edp := pick(r, 1, 2, 4), pick(r, 1, 2, 4)
 		tp, gtpr, pp, dp := pick(r, 1, 2, 4), pick(r, 1, 2), pick(r, 1, 2), pick(r, 1, 2, 3)
 		ep, xtp, xgtp := pick(r, 1, 2, 4), pick(r, 1, 2), pick(r, 1, 2)
@@ -238,14 +276,14 @@ func TestMegatronLMRoundTripProperty(t *testing.T) {
 		if encoder {
 			world += etp * edp
 		}
-		fmt.Fprintf(&b, "world_size: %d\nbatch: {micro_batch_size: %d}\nmodules:\n", world, pick(r, 4, 12))
+		fmt.Fprintf(&b, "world_size: %d\nbatch: {micro_batch_size: %d}\n%smodules:\n", world, pick(r, 4, 12), randomTraining(r))
 		off := 0
 		if encoder {
 			fmt.Fprintf(&b, "  - {name: vision, num_ranks: %d, tp: %d}\n", etp*edp, etp)
 			off = etp * edp
 		}
-		fmt.Fprintf(&b, "  - {name: language, num_ranks: %d, rank_offset: %d, tp: %d, gtp_remat: %d, pp: %d, ep: %d, expt_tp: %d, expt_gtp_remat: %d, num_experts: %d}\n",
-			llm, off, tp, gtpr, pp, ep, xtp, xgtp, ep*pick(r, 1, 2))
+		fmt.Fprintf(&b, "  - {name: language, num_ranks: %d, rank_offset: %d, tp: %d, gtp_remat: %d, pp: %d, ep: %d, expt_tp: %d, expt_gtp_remat: %d, num_experts: %d%s}\n",
+			llm, off, tp, gtpr, pp, ep, xtp, xgtp, ep*pick(r, 1, 2), randomModel(r, pp))
 		src := b.String()
 		l, d := layout.Parse("p.yaml", []byte(src))
 		res := validate.Check(l, d)
@@ -262,8 +300,83 @@ func TestMegatronLMRoundTripProperty(t *testing.T) {
 		got, err := MegatronLM(p.Node(0).Command, "vision")
 		require.NoError(t, err, src)
 		same(t, res, check(t, yamlOf(t, got), ""))
+		if languageModel(res.Layout) != nil {
+			models++
+		}
+		if res.Layout.Training != nil && len(res.Layout.Training.Stated()) > 1 {
+			trainings++
+		}
 	}
 	assert.Greater(t, valid, 50, "enough valid layouts drawn")
+	assert.Greater(t, models, 25, "enough valid layouts with a model drawn")
+	assert.Greater(t, trainings, 25, "enough valid layouts with two training settings or more drawn")
+}
+
+// randomTraining is a training block drawn from every key of the layout's
+// table (each given a quarter of the time, any of its values), or none;
+// sequence parallelism is on more often, as an MoE model with tp needs it.
+func randomTraining(r *rand.Rand) string {
+	if r.IntN(4) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("training:\n")
+	for _, k := range layout.TrainingKeys() {
+		if k.Name == "sequence_parallel" {
+			fmt.Fprintf(&b, "  sequence_parallel: %t\n", r.IntN(4) > 0)
+			continue
+		}
+		if r.IntN(4) > 0 {
+			continue
+		}
+		var v string
+		switch k.Kind {
+		case "bool":
+			v = strconv.FormatBool(r.IntN(2) == 0)
+		case "int":
+			v = strconv.Itoa(1 + r.IntN(2))
+		default:
+			v = k.Values[r.IntN(len(k.Values))]
+		}
+		fmt.Fprintf(&b, "  %s: %s\n", k.Name, v)
+	}
+	return b.String()
+}
+
+// randomModel is a language model of the keys launch-plan writes, or
+// none: ", model: {...}" for a flow mapping.
+func randomModel(r *rand.Rand, pp int) string {
+	if r.IntN(2) == 0 {
+		return ""
+	}
+	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
+	heads := 8 * (1 + r.IntN(2))
+	keys := []string{
+		fmt.Sprintf("num_layers: %d", pp*(2+r.IntN(3))),
+		fmt.Sprintf("hidden_size: %d", heads*64*(1+r.IntN(2))),
+		fmt.Sprintf("num_attention_heads: %d", heads),
+		"seq_length: " + pick("1024", "4096"),
+		"vocab_size: " + pick("32000", "50257", "0"),
+		"swiglu: " + pick("true", "false"),
+		"normalization: " + pick("LayerNorm", "RMSNorm"),
+		"add_bias_linear: " + pick("true", "false"),
+		"untie_embeddings_and_output_weights: " + pick("true", "false"),
+		"moe_router_topk: 2",
+	}
+	for _, k := range []string{"num_query_groups: 4", "ffn_hidden_size: 3072", "kv_channels: 64", "make_vocab_size_divisible_by: 64",
+		"moe_ffn_hidden_size: 512", "moe_shared_expert_intermediate_size: 1024", "attention_output_gate: true",
+		"moe_layer_freq: " + pick("1", "2")} {
+		if r.IntN(2) == 0 {
+			keys = append(keys, k)
+		}
+	}
+	if r.IntN(4) == 0 {
+		keys = append(keys, "multi_latent_attention: true", "kv_lora_rank: 32", "qk_head_dim: 64", "qk_pos_emb_head_dim: 32", "v_head_dim: 64")
+		if r.IntN(2) == 0 {
+			keys = append(keys, "q_lora_rank: 64")
+		}
+	}
+	return ", model: {" + strings.Join(keys, ", ") + "}"
 }
 
 func yamlOf(t *testing.T, l *Layout) string {

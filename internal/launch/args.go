@@ -9,56 +9,10 @@ import (
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/megatron"
 	"github.com/mimoplan/mimoplan/internal/topo"
 	"github.com/mimoplan/mimoplan/internal/upstream"
 )
-
-// gridArgs are the names of the grid arguments of Megatron-LM's
-// examples/mimo/training/args.py (add_hetero_grid_args).
-type gridArgs struct {
-	encoderTP, encoderDP                                    string
-	llmOffset, llmTP, llmCP, llmPP, llmDP, llmEP, llmExptTP string
-	llmOnly                                                 string
-}
-
-// plainArgs are the names of args.py from its start (Megatron-LM PR
-// #5375) until PR #6894.
-var plainArgs = gridArgs{
-	"--encoder-tp", "--encoder-dp",
-	"--llm-offset", "--llm-tp", "--llm-cp", "--llm-pp", "--llm-dp", "--llm-ep", "--llm-expt-tp",
-	"--llm-only",
-}
-
-// mimoArgs are the names since Megatron-LM PR #6894, which prefixed every
-// grid argument with --mimo- and made the plain names an error.
-var mimoArgs = gridArgs{
-	"--mimo-encoder-tp", "--mimo-encoder-dp",
-	"--mimo-llm-offset", "--mimo-llm-tp", "--mimo-llm-cp", "--mimo-llm-pp", "--mimo-llm-dp", "--mimo-llm-ep", "--mimo-llm-expt-tp",
-	"--mimo-llm-only",
-}
-
-// argNames returns the grid argument names of version v, and the other
-// set, which that version's args.py rejects.
-func argNames(v upstream.Version) (names, other gridArgs) {
-	if v.Has(upstream.PRMimoNames) {
-		return mimoArgs, plainArgs
-	}
-	return plainArgs, mimoArgs
-}
-
-// Megatron-LM's own arguments (megatron/training/arguments.py) that the
-// layout sets.
-const (
-	argMicroBatch   = "--micro-batch-size"
-	argGlobalBatch  = "--global-batch-size"
-	argNumExperts   = "--num-experts"
-	argWeightShards = "--tensor-parallel-num-weight-shards"
-	argExpertShards = "--expert-tensor-parallel-num-weight-shards"
-)
-
-func (g gridArgs) all() []string {
-	return []string{g.encoderTP, g.encoderDP, g.llmOffset, g.llmTP, g.llmCP, g.llmPP, g.llmDP, g.llmEP, g.llmExptTP, g.llmOnly}
-}
 
 // megatronArgs writes the layout as the arguments of Megatron-LM's
 // examples/mimo/pretrain_mimo.py (examples/mimo/training/args.py:
@@ -67,7 +21,7 @@ func (g gridArgs) all() []string {
 // rules (too-many-encoders, colocated-unsupported, encoder-not-first,
 // cp-unsupported, encoder-parallelism-unsupported) refuse every other
 // layout before a plan is made.
-func megatronArgs(l *layout.Layout, t *topo.Topology, g gridArgs) (args []string) {
+func megatronArgs(l *layout.Layout, t *topo.Topology, g megatron.Grid) (args []string) {
 	lang := t.Module(grid.LanguageModule)
 	var encs []*grid.Module
 	for _, m := range t.Modules {
@@ -82,39 +36,40 @@ func megatronArgs(l *layout.Layout, t *topo.Topology, g gridArgs) (args []string
 	n := strconv.Itoa
 	if len(encs) == 1 {
 		e := encs[0]
-		args = append(args, g.encoderTP, n(e.TP), g.encoderDP, n(e.DP))
+		args = append(args, g.EncoderTP, n(e.TP), g.EncoderDP, n(e.DP))
 	}
 	args = append(args,
-		g.llmOffset, n(lang.RankOffset),
-		g.llmTP, n(lang.TP),
-		g.llmCP, n(lang.CP),
-		g.llmPP, n(lang.PP),
-		g.llmDP, n(lang.DP),
-		g.llmEP, n(lang.EP),
-		g.llmExptTP, n(lang.ExptTP))
+		g.LLMOffset, n(lang.RankOffset),
+		g.LLMTP, n(lang.TP),
+		g.LLMCP, n(lang.CP),
+		g.LLMPP, n(lang.PP),
+		g.LLMDP, n(lang.DP),
+		g.LLMEP, n(lang.EP),
+		g.LLMExptTP, n(lang.ExptTP))
 	// args.py has no GTP arguments of its own: it reads Megatron's global
 	// ones, whose value is the total shard count, tp*gtp_remat, the GTP
 	// degree being that over --llm-tp (--mimo-llm-tp).
 	if lang.GTPRemat > 1 {
-		args = append(args, argWeightShards, n(lang.TP*lang.GTPRemat))
+		args = append(args, megatron.WeightShards, n(lang.TP*lang.GTPRemat))
 	}
 	if lang.ExptGTPRemat > 1 {
-		args = append(args, argExpertShards, n(lang.ExptTP*lang.ExptGTPRemat))
+		args = append(args, megatron.ExpertShards, n(lang.ExptTP*lang.ExptGTPRemat))
 	}
 	if e := numExperts(l); e > 0 {
-		args = append(args, argNumExperts, n(e))
+		args = append(args, megatron.NumExperts, n(e))
 	}
 	if t.Batch != nil {
-		args = append(args, argMicroBatch, n(t.Batch.MicroBatchSize))
+		args = append(args, megatron.MicroBatch, n(t.Batch.MicroBatchSize))
 		if t.Batch.GlobalBatchSize > 0 {
-			args = append(args, argGlobalBatch, n(t.Batch.GlobalBatchSize))
+			args = append(args, megatron.GlobalBatch, n(t.Batch.GlobalBatchSize))
 		}
 	}
 	args = append(args, modelArgs(l)...)
 	args = append(args, splitArgs(l)...)
 	args = append(args, freezeArgs(l)...)
+	args = append(args, trainingArgs(l)...)
 	if len(encs) == 0 {
-		args = append(args, g.llmOnly)
+		args = append(args, g.LLMOnly)
 	}
 	return args
 }
@@ -159,24 +114,29 @@ func clashes(user, layoutArgs []string) []string {
 func megatronProgram(d *diag.List, t *topo.Topology, prog []string) ([]string, error) {
 	l := t.Layout
 	v := l.TargetVersion
-	names, other := argNames(v)
+	names, other := megatron.GridFor(v)
 	args := megatronArgs(l, t, names)
 	user := prog[1:]
+	if trainingConflicts(d, l, user) {
+		// The program contradicts the layout: reported against the
+		// layout's training keys, before the repeats below.
+		return append(prog, args...), nil
+	}
 	// Every grid name counts, emitted or not: --llm-only beside an encoder
 	// contradicts the layout as much as a second --llm-tp; so do GTP
 	// shards the layout does not have.
-	owned := append(slices.Clone(args), names.all()...)
-	owned = append(owned, argWeightShards, argExpertShards)
+	owned := append(slices.Clone(args), names.Layout()...)
+	owned = append(owned, megatron.WeightShards, megatron.ExpertShards)
 	if clash := clashes(user, owned); len(clash) > 0 {
 		return nil, fmt.Errorf("the program arguments already set %s, which launch-plan derives from the layout: drop them, or turn the layout arguments off", strings.Join(clash, ", "))
 	}
-	if clash := clashes(user, other.all()); len(clash) > 0 {
+	if clash := clashes(user, other.Layout()); len(clash) > 0 {
 		when := "before Megatron-LM PR #6894"
 		if v.Has(upstream.PRMimoNames) {
 			when = "since Megatron-LM PR #6894"
 		}
 		return nil, fmt.Errorf("the program arguments use %s, but target version %s names the grid arguments %s (%s...): give the target_version (--target-version) of your Megatron-LM checkout, or drop them",
-			strings.Join(clash, ", "), v, when, names.llmTP)
+			strings.Join(clash, ", "), v, when, names.LLMTP)
 	}
 	if args != nil && t.Batch == nil {
 		microBatch(d, l, t, user, names)
@@ -187,9 +147,9 @@ func megatronProgram(d *diag.List, t *topo.Topology, prog []string) ([]string, e
 // microBatch reports a plan without --micro-batch-size (Megatron-LM's
 // validate_args asserts it; with an encoder args.py multiplies it first),
 // or with one from the program that fails args.py's fan-out check.
-func microBatch(d *diag.List, l *layout.Layout, t *topo.Topology, user []string, g gridArgs) {
+func microBatch(d *diag.List, l *layout.Layout, t *topo.Topology, user []string, g megatron.Grid) {
 	pos := l.Pos("batch")
-	text, ok := flagValue(user, argMicroBatch)
+	text, ok := flagValue(user, megatron.MicroBatch)
 	if !ok {
 		d.Add(diag.RuleMicroBatchRequired, pos, "",
 			"give batch: {micro_batch_size: N} in the layout, or --micro-batch-size N after the program",
@@ -212,7 +172,7 @@ func microBatch(d *diag.List, l *layout.Layout, t *topo.Topology, user []string,
 			d.Add(diag.RuleMicroBatchRequired, pos, e.Name,
 				fmt.Sprintf("give a --micro-batch-size that makes %s divisible by %d", "micro-batch-size x "+strconv.Itoa(lanes), e.DP),
 				"the program's --micro-batch-size %d x %s %d x GTP %d is not divisible by %s %d, which Megatron-LM's args.py checks at start-up",
-				mbs, g.llmDP, lang.DP, lang.GTPRemat, g.encoderDP, e.DP)
+				mbs, g.LLMDP, lang.DP, lang.GTPRemat, g.EncoderDP, e.DP)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/megatron"
 )
 
 // program returns the program part of node 0's argv.
@@ -181,18 +183,6 @@ modules:
 	assert.Equal(t, "micro-batch-required", d.Items[0].Rule)
 }
 
-// TestMegatronArgNames pins the two name sets: the plain names of issue 5
-// (Megatron-LM's args.py before PR #6894), and the --mimo-* ones since.
-func TestMegatronArgNames(t *testing.T) {
-	assert.Equal(t, []string{"--encoder-tp", "--encoder-dp", "--llm-offset", "--llm-tp", "--llm-cp",
-		"--llm-pp", "--llm-dp", "--llm-ep", "--llm-expt-tp", "--llm-only"}, plainArgs.all())
-	assert.Equal(t, []string{"--mimo-encoder-tp", "--mimo-encoder-dp", "--mimo-llm-offset", "--mimo-llm-tp", "--mimo-llm-cp",
-		"--mimo-llm-pp", "--mimo-llm-dp", "--mimo-llm-ep", "--mimo-llm-expt-tp", "--mimo-llm-only"}, mimoArgs.all())
-	for i, n := range mimoArgs.all() {
-		assert.Equal(t, "--mimo-"+plainArgs.all()[i][2:], n)
-	}
-}
-
 // With the layout arguments off, a layout that pretrain_mimo.py's
 // arguments cannot express (two encoders) launches with the default
 // program. (validate's megatron-lm rules refuse such a layout; it is
@@ -228,4 +218,77 @@ func TestModelArgs(t *testing.T) {
 	_, _, err := Build(check(t, src), Options{Hosts: []string{"a", "b"}, LayoutArgs: true, MasterPort: DefaultMasterPort,
 		Program: []string{"p.py", "--num-layers", "2"}})
 	assert.ErrorContains(t, err, "already set --num-layers")
+}
+
+// TestTrainingFlagsCoverLayout: every key of the layout's training block
+// has its Megatron-LM argument (names checked against upstream's options
+// by internal/megatron, values by TestMegatronArgvFixture).
+func TestTrainingFlagsCoverLayout(t *testing.T) {
+	var keys, flags []string
+	for _, k := range layout.TrainingKeys() {
+		keys = append(keys, k.Name)
+	}
+	for _, f := range megatron.TrainingFlags {
+		flags = append(flags, f.Key)
+	}
+	assert.Equal(t, keys, flags)
+}
+
+// TestTrainingConflicts: a program argument that sets a training setting
+// otherwise than the layout is refused against the layout's key (or its
+// training block, or the file, when the layout leaves it at Megatron's
+// default); one that agrees with what launch-plan writes is a repeat
+// (usage error); one that agrees with a default is accepted.
+func TestTrainingConflicts(t *testing.T) {
+	const src = `version: 1
+target: megatron-lm
+world_size: 8
+batch: {micro_batch_size: 1}
+training:
+  use_distributed_optimizer: true
+  recompute_granularity: selective
+  grad_reduce_in_fp32: false
+modules:
+  - {name: language, num_ranks: 8, tp: 2}
+`
+	for _, c := range []struct {
+		args  string
+		rules []string // training-argument-conflict at these line:column
+		err   string
+	}{
+		{args: "--recompute-granularity full", rules: []string{"7:26"}},
+		{args: "--recompute-granularity=full --accumulate-allreduce-grads-in-fp32", rules: []string{"7:26", "8:24"}},
+		{args: "--sequence-parallel --fp8-format hybrid", rules: []string{"6:3", "6:3"}},
+		{args: "--recompute-activations"}, // selective, as the layout says
+		{args: "--transformer-impl transformer_engine --lr 1e-4"},
+		{args: "--use-distributed-optimizer", err: "already set --use-distributed-optimizer"},
+		{args: "--grad-reduce-in-bf16", err: "already set --grad-reduce-in-bf16"},
+	} {
+		t.Run(c.args, func(t *testing.T) {
+			p, d, err := Build(check(t, src), Options{LayoutArgs: true, MasterPort: DefaultMasterPort,
+				Program: append([]string{DefaultProgram}, strings.Fields(c.args)...)})
+			if c.err != "" {
+				assert.ErrorContains(t, err, c.err)
+				return
+			}
+			require.NoError(t, err)
+			var got []string
+			for _, x := range d.Items {
+				if x.Rule == "training-argument-conflict" {
+					got = append(got, fmt.Sprintf("%d:%d", x.Line, x.Column))
+					assert.Contains(t, x.Hint, "set training.")
+				}
+			}
+			assert.Equal(t, c.rules, got)
+			assert.Equal(t, len(c.rules) == 0, p != nil)
+		})
+	}
+	// Without a training block the defaults are the layout's: the
+	// conflict points at the file.
+	bare := strings.Replace(src, "training:\n  use_distributed_optimizer: true\n  recompute_granularity: selective\n  grad_reduce_in_fp32: false\n", "", 1)
+	_, d, err := Build(check(t, bare), Options{LayoutArgs: true, MasterPort: DefaultMasterPort,
+		Program: []string{DefaultProgram, "--use-distributed-optimizer"}})
+	require.NoError(t, err)
+	require.Len(t, d.Items, 1)
+	assert.Contains(t, d.Items[0].Message, "the layout leaves training.use_distributed_optimizer at Megatron's default, false")
 }

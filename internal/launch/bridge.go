@@ -5,47 +5,22 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/mimoplan/mimoplan/internal/grid"
+	"github.com/mimoplan/mimoplan/internal/megatron"
 	"github.com/mimoplan/mimoplan/internal/topo"
 	"github.com/mimoplan/mimoplan/internal/upstream"
 )
-
-// Megatron-Bridge's examples/megatron_mimo/llava read each module's grid
-// from MIMO_<PREFIX>_TP, _PP, _DP and _OFFSET (megatron_mimo_training_llava.py
-// _build_parallelism_config): LLM for the language model, VISION and
-// AUDIO for the encoders.
-const bridgeEnvPrefix = "MIMO_"
-
-var bridgeSuffixes = []string{"TP", "PP", "DP", "OFFSET"}
-
-// BridgeEnvName is the prefix of a module's MIMO_* variables: LLM for the
-// language module, the name in upper case for an encoder (vision ->
-// VISION, audio -> AUDIO, which the llava examples read).
-func BridgeEnvName(module string) string {
-	if module == grid.LanguageModule {
-		return "LLM"
-	}
-	return strings.ToUpper(module)
-}
-
-// BridgeModuleName is the module of a MIMO_<PREFIX>_* variable.
-func BridgeModuleName(prefix string) string {
-	if prefix == "LLM" {
-		return grid.LanguageModule
-	}
-	return strings.ToLower(prefix)
-}
 
 // BridgeEnv is the MIMO_* environment of t's modules, in layout order.
 func BridgeEnv(t *topo.Topology) []EnvVar {
 	var env []EnvVar
 	for _, m := range t.Modules {
-		name := bridgeEnvPrefix + BridgeEnvName(m.Name) + "_"
+		name := megatron.BridgeEnvPrefix + megatron.BridgeEnvName(m.Name) + "_"
 		for i, v := range []int{m.TP, m.PP, m.DP, m.RankOffset} {
-			env = append(env, EnvVar{name + bridgeSuffixes[i], strconv.Itoa(v)})
+			env = append(env, EnvVar{name + megatron.BridgeSuffixes[i], strconv.Itoa(v)})
 		}
 	}
 	return env
@@ -60,7 +35,7 @@ func bridgeUnread(t *topo.Topology) []string {
 		if m.CP != 1 || m.EP != 1 || m.ExptTP != 1 {
 			out = append(out, fmt.Sprintf("%s's cp %d, ep %d, expt_tp %d", m.Name, m.CP, m.EP, m.ExptTP))
 		}
-		if p := BridgeEnvName(m.Name); p != "LLM" && p != "VISION" && p != "AUDIO" {
+		if p := megatron.BridgeEnvName(m.Name); !slices.Contains(megatron.BridgeRead, p) {
 			out = append(out, fmt.Sprintf("module %s (MIMO_%s_*, which the llava examples do not read)", m.Name, p))
 		}
 	}
@@ -80,9 +55,9 @@ func WriteBridge(w io.Writer, p *Plan) error {
 	fmt.Fprintf(bw, "# Megatron-Bridge parallelism of %s, written by mimoplan launch-plan --format bridge.\n", comment(cmp.Or(p.Name, "(unnamed layout)")))
 	fmt.Fprintln(bw, "# Megatron-Bridge's examples/megatron_mimo/llava read the same grids from these variables:")
 	env := BridgeEnv(t)
-	for i := 0; i < len(env); i += len(bridgeSuffixes) {
+	for i := 0; i < len(env); i += len(megatron.BridgeSuffixes) {
 		var kv []string
-		for _, e := range env[i : i+len(bridgeSuffixes)] {
+		for _, e := range env[i : i+len(megatron.BridgeSuffixes)] {
 			kv = append(kv, e.Name+"="+e.Value)
 		}
 		fmt.Fprintf(bw, "#   export %s\n", strings.Join(kv, " "))
@@ -135,6 +110,7 @@ def parallelism_config() -> MegatronMIMOParallelismConfig:
 `)
 	writeBridgeSplits(bw, t.Layout)
 	writeBridgeFreeze(bw, t.Layout)
+	writeBridgeTraining(bw, t)
 	fmt.Fprint(bw, `
 
 if __name__ == "__main__":

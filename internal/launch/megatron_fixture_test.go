@@ -34,6 +34,7 @@ type argvFixture struct {
 		Argv          []string         `json:"argv"`
 		WorldSize     int              `json:"world_size"`
 		Specs         []map[string]any `json:"specs"`
+		Training      map[string]any   `json:"training_namespace"`
 		Other         map[string]any   `json:"other_generation_errors"`
 		UpstreamError string           `json:"upstream_error"`
 	} `json:"cases"`
@@ -97,6 +98,16 @@ func TestMegatronArgvFixture(t *testing.T) {
 					assert.Equal(t, float64(v), got, "%s %s", m.Name, k)
 				}
 			}
+			// The training settings upstream parsed are the layout's,
+			// every key (Megatron's defaults where the layout is silent).
+			require.NotEmpty(t, c.Training)
+			lt := res.Layout.Training
+			if lt == nil {
+				lt = &layout.Training{}
+			}
+			for _, k := range layout.TrainingKeys() {
+				assert.Equal(t, k.Value(lt), parsedTraining(t, k.Name, c.Training), "training.%s, as %s parsed it", k.Name, c.Upstream)
+			}
 			// The other name generation's args.py rejects this argv.
 			require.NotEmpty(t, c.Other)
 			for v, e := range c.Other {
@@ -108,6 +119,35 @@ func TestMegatronArgvFixture(t *testing.T) {
 		assert.True(t, versions[v], "fixture covers version %q", v)
 	}
 	assert.True(t, strings.Contains(string(raw), "--mimo-llm-only"), "the newest names are exercised")
+}
+
+// parsedTraining is a training key's value, as a layout writes it, in the
+// namespace Megatron-LM's parser made: grad_reduce_in_fp32 is false under
+// --grad-reduce-in-bf16 (validate_args, arguments.py:1213 at d98e8a6);
+// None is a key's "none".
+func parsedTraining(t *testing.T, key string, ns map[string]any) string {
+	t.Helper()
+	dest := key
+	if key == "grad_reduce_in_fp32" {
+		dest = "grad_reduce_in_bf16"
+	}
+	v, ok := ns[dest]
+	require.True(t, ok, "the fixture holds %s", dest)
+	switch x := v.(type) {
+	case nil:
+		return "none"
+	case bool:
+		if key == "grad_reduce_in_fp32" {
+			x = !x
+		}
+		return strconv.FormatBool(x)
+	case float64:
+		return strconv.Itoa(int(x))
+	case string:
+		return x
+	}
+	t.Fatalf("%s: %v of type %T", dest, v, v)
+	return ""
 }
 
 // TestMegatronSpecsFixture: the Python --format megatron-specs prints is

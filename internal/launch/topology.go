@@ -3,6 +3,7 @@ package launch
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 
 	"github.com/mimoplan/mimoplan/internal/topo"
 )
@@ -59,6 +60,7 @@ func Topology(t *topo.Topology) []byte {
 		Mode      string `json:"mode"`
 	}{tj.Version, tj.Name, tj.Target, tj.WorldSize, tj.Mode})
 	b.Write(head[:len(head)-1])
+	b.Write(topologyTraining(t))
 	b.WriteString(`,"modules":[`)
 	for i, m := range tj.Modules {
 		if i > 0 {
@@ -69,5 +71,38 @@ func Topology(t *topo.Topology) []byte {
 		b.Write(line)
 	}
 	b.WriteString("\n]}\n")
+	return b.Bytes()
+}
+
+// topologyTraining is the layout's training settings that differ from
+// Megatron's defaults, as ,"training":{...} with JSON's types, keys named
+// as Megatron's arguments: how they reach a program that reads the
+// topology (targets core and megatron-bridge); nothing when there are
+// none, so that such a topology is what it was.
+func topologyTraining(t *topo.Topology) []byte {
+	if t.Layout == nil || t.Layout.Training == nil {
+		return nil
+	}
+	stated := t.Layout.Training.Stated()
+	if len(stated) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	b.WriteString(`,"training":{`)
+	for i, kv := range stated {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(kv[0])
+		b.Write(k)
+		b.WriteByte(':')
+		if _, err := strconv.Atoi(kv[1]); err == nil || kv[1] == "true" || kv[1] == "false" {
+			b.WriteString(kv[1])
+		} else {
+			v, _ := json.Marshal(kv[1])
+			b.Write(v)
+		}
+	}
+	b.WriteByte('}')
 	return b.Bytes()
 }

@@ -1,0 +1,85 @@
+package launch
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+
+	"github.com/mimoplan/mimoplan/internal/grid"
+	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/megatron"
+	"github.com/mimoplan/mimoplan/internal/topo"
+)
+
+// writeBridgeTraining writes the layout's training block as the fields of
+// Megatron-Bridge's configs (megatron.BridgeConfigs): every key, defaults
+// included, since Bridge's own defaults are not always Megatron-LM's
+// (DistributedDataParallelConfig.grad_reduce_in_fp32 is False there, while
+// Megatron-LM reduces in fp32 under bf16). Sequence parallelism goes to
+// the language model alone, as layout.ModelTraining gives it. Nothing for a
+// layout without a training block.
+func writeBridgeTraining(w io.Writer, t *topo.Topology) {
+	lt := t.Layout.Training
+	if lt == nil {
+		return
+	}
+	values := map[string]string{}
+	for _, k := range layout.TrainingKeys() {
+		values[k.Name] = k.Value(lt)
+	}
+	fmt.Fprint(w, `
+
+# The layout's training block as Megatron-Bridge's config fields: set
+# ConfigContainer.ddp (DistributedDataParallelConfig) and .optimizer
+# (OptimizerConfig) from DDP_CONFIG and OPTIMIZER_CONFIG, and each module's
+# TransformerConfig from TRANSFORMER_CONFIG[module], as
+# examples/megatron_mimo/llava set them.
+from megatron.core.transformer.enums import AttnBackend
+
+`)
+	for _, cfg := range []string{"ddp", "optimizer"} {
+		fmt.Fprintf(w, "%s_CONFIG = {\n", map[string]string{"ddp": "DDP", "optimizer": "OPTIMIZER"}[cfg])
+		for _, c := range megatron.BridgeConfigs {
+			if slices.Contains(c.Configs, cfg) {
+				fmt.Fprintf(w, "    %q: %s,\n", c.Key, pythonValue(c.Key, values[c.Key]))
+			}
+		}
+		fmt.Fprint(w, "}\n")
+	}
+	fmt.Fprint(w, "TRANSFORMER_CONFIG = {\n")
+	for _, m := range t.Modules {
+		fmt.Fprintf(w, "    %q: {\n", m.Name)
+		for _, c := range megatron.BridgeConfigs {
+			if !slices.Contains(c.Configs, "transformer") {
+				continue
+			}
+			v := values[c.Key]
+			if c.Key == "sequence_parallel" && m.Name != grid.LanguageModule {
+				v = "false"
+			}
+			fmt.Fprintf(w, "        %q: %s,\n", c.Key, pythonValue(c.Key, v))
+		}
+		fmt.Fprint(w, "    },\n")
+	}
+	fmt.Fprint(w, "}\n")
+}
+
+// pythonValue writes a training key's layout value as Python: a bool, a
+// number, None for "none", an AttnBackend member, or a string.
+func pythonValue(key, v string) string {
+	switch {
+	case v == "true":
+		return "True"
+	case v == "false":
+		return "False"
+	case v == "none":
+		return "None"
+	case key == "attention_backend":
+		return "AttnBackend." + v
+	}
+	if _, err := strconv.Atoi(v); err == nil {
+		return v
+	}
+	return strconv.Quote(v)
+}

@@ -1,0 +1,63 @@
+package launch
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestTopologyTraining: the topology a core or megatron-bridge program
+// reads carries the training settings that differ from Megatron's
+// defaults, typed, and nothing for a layout without any.
+func TestTopologyTraining(t *testing.T) {
+	for _, c := range []struct {
+		training string
+		want     map[string]any
+	}{
+		{"", nil},
+		{"training: {use_distributed_optimizer: false}\n", nil},
+		{"training: {use_distributed_optimizer: true, recompute_granularity: full, recompute_num_layers: 2, grad_reduce_in_fp32: false}\n",
+			map[string]any{"use_distributed_optimizer": true, "recompute_granularity": "full", "recompute_num_layers": float64(2), "grad_reduce_in_fp32": false}},
+	} {
+		src := strings.Replace(threeModule, "modules:\n", c.training+"modules:\n", 1)
+		var got map[string]any
+		require.NoError(t, json.Unmarshal(Topology(check(t, src)), &got))
+		if c.want == nil {
+			assert.NotContains(t, got, "training", c.training)
+			continue
+		}
+		assert.Equal(t, c.want, got["training"], c.training)
+	}
+}
+
+// TestBridgeTraining: --format bridge writes every training key as its
+// Bridge config field, at the layout's value (Megatron's default when
+// not given); sequence parallelism for the language model alone.
+func TestBridgeTraining(t *testing.T) {
+	src := "version: 1\ntarget: megatron-bridge\nworld_size: 8\ntraining: {use_distributed_optimizer: true, sequence_parallel: true, grad_reduce_in_fp32: false, attention_backend: flash, recompute_num_layers: 2}\nmodules:\n- {name: language, num_ranks: 4, tp: 4}\n- {name: vision, num_ranks: 4, tp: 4, rank_offset: 4}\n"
+	p, d, err := Build(check(t, src), Options{Program: []string{"llava.py"}, MasterPort: DefaultMasterPort})
+	require.NoError(t, err)
+	require.NotNil(t, p, "%v", d)
+	var b strings.Builder
+	require.NoError(t, WriteBridge(&b, p))
+	out := b.String()
+	for _, want := range []string{
+		"DDP_CONFIG = {\n    \"use_distributed_optimizer\": True,\n    \"overlap_grad_reduce\": False,\n    \"overlap_param_gather\": False,\n    \"grad_reduce_in_fp32\": False,\n}\n",
+		"OPTIMIZER_CONFIG = {\n    \"use_distributed_optimizer\": True,\n}\n",
+		"    \"language\": {\n        \"sequence_parallel\": True,\n        \"recompute_granularity\": None,\n        \"recompute_method\": None,\n        \"recompute_num_layers\": 2,\n",
+		"    \"vision\": {\n        \"sequence_parallel\": False,\n",
+		"        \"attention_backend\": AttnBackend.flash,\n        \"fp8\": None,\n",
+	} {
+		assert.Contains(t, out, want)
+	}
+	// Without a training block, nothing of it.
+	p, _, err = Build(check(t, strings.Replace(src, "training: {use_distributed_optimizer: true, sequence_parallel: true, grad_reduce_in_fp32: false, attention_backend: flash, recompute_num_layers: 2}\n", "", 1)),
+		Options{Program: []string{"llava.py"}, MasterPort: DefaultMasterPort})
+	require.NoError(t, err)
+	b.Reset()
+	require.NoError(t, WriteBridge(&b, p))
+	assert.NotContains(t, b.String(), "DDP_CONFIG")
+}
