@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -186,4 +187,25 @@ func TestSuggestBounded(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stderr, `mimoplan: note: no model in module(s) "vision"`)
 	assert.NotContains(t, stderr, "stopped")
+}
+
+// failingWriter refuses every write, as /dev/full does.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// A write error on standard output ends every command with exit 2, also
+// where the printer drops it (suggest's table, --help exited 0).
+func TestStdoutWriteErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"suggest", "../../testdata/suggest/vlm-16gpu.yaml", "--top", "1"},
+		{"suggest", "../../testdata/suggest/vlm-16gpu.yaml", "--format", "json"},
+		{"--help"}, {"suggest", "--help"}, {"render", "../../layouts/nemotron-vlm-8gpu.yaml"},
+		{"validate", "../../layouts/nemotron-vlm-8gpu.yaml"}, {"estimate", "../../layouts/nemotron-vlm-8gpu.yaml"},
+	} {
+		var errb strings.Builder
+		code := execute(args, strings.NewReader(""), failingWriter{}, &errb)
+		assert.Equal(t, exitUsage, code, "%v: %s", args, errb.String())
+		assert.Contains(t, errb.String(), "no space left on device", args)
+	}
 }

@@ -22,6 +22,19 @@ var torchrunSets = map[string]bool{
 	"TORCHELASTIC_USE_AGENT_STORE": true,
 }
 
+// planSets are the variables the plans themselves set or read to find
+// each node's rank, its hosts and its topology (sh.go, slurm.go, the k8s
+// pods): set by --env after the plan's own checks they would give every
+// node the same rank (node_rank=7 passed the sh plan's range check;
+// SLURMD_NODENAME=n0 made every Slurm task rank 0).
+var planSets = map[string]bool{
+	"node_rank": true, "NODE_RANK": true, "hosts": true, "allocated": true, "me": true, "short": true, "long": true,
+	"i": true, "job_dir": true, "SLURMD_NODENAME": true, "SLURM_NODEID": true, "SLURM_PROCID": true,
+	"SLURM_JOB_ID": true, "SLURM_JOB_NODELIST": true, slurmHostsVar: true, slurmAllocVar: true,
+	slurmTopologyVar: true, TopologyEnv: true, "PET_NODE_RANK": true, "PET_MASTER_ADDR": true,
+	"PET_NNODES": true, "PET_NPROC_PER_NODE": true, "PET_MASTER_PORT": true,
+}
+
 func buildEnv(o Options, mimo []EnvVar) ([]EnvVar, error) {
 	omp := o.OMPThreads
 	if omp <= 0 {
@@ -41,6 +54,9 @@ func buildEnv(o Options, mimo []EnvVar) ([]EnvVar, error) {
 		}
 		if torchrunSets[e.Name] {
 			return nil, fmt.Errorf("environment variable %s is set by torchrun for every worker from the plan: the plan's --env cannot set it", e.Name)
+		}
+		if planSets[e.Name] {
+			return nil, fmt.Errorf("environment variable %s is the plan's own (it finds each node's rank, hosts or topology with it): the plan's --env cannot set it", e.Name)
 		}
 		if strings.ContainsRune(e.Value, 0) {
 			return nil, fmt.Errorf("environment variable %s holds a NUL byte", e.Name)

@@ -6,6 +6,7 @@ package root
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -71,13 +72,23 @@ Exit codes: 0 valid, 1 invalid input, 2 usage error, 3 no NVIDIA driver/NVML.`,
 
 // Execute runs the command line args and returns the exit code.
 func Execute(f *cmdutil.Factory, args []string) int {
-	root := NewCmdRoot(f)
-	streams := f.IOStreams
+	// Standard output through a writer that remembers its first error: a
+	// printer that drops a write error (a table library, cobra's help)
+	// still ends the run with exit 2 (suggest > /dev/full exited 0).
+	out := &errWriter{w: f.IOStreams.Out}
+	streams := *f.IOStreams
+	streams.Out = out
+	fc := *f
+	fc.IOStreams = &streams
+	root := NewCmdRoot(&fc)
 	root.SetArgs(args)
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	err := root.Execute()
+	if err == nil && out.err != nil {
+		err = exitcode.Wrap(exitcode.Usage, fmt.Errorf("write standard output: %w", out.err))
+	}
 	if err == nil {
 		return exitcode.OK
 	}
@@ -92,4 +103,25 @@ func Execute(f *cmdutil.Factory, args []string) int {
 	// count) is a usage error.
 	fmt.Fprintf(streams.ErrOut, "mimoplan: %s\n", safetext.Inline(err.Error()))
 	return exitcode.Usage
+}
+
+// errWriter passes writes to w and keeps the first error; after one it
+// writes nothing more.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		e.err = err
+	}
+	return n, err
 }
