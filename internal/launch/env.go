@@ -31,7 +31,7 @@ var planSets = map[string]bool{
 	"node_rank": true, "NODE_RANK": true, "hosts": true, "allocated": true, "me": true, "short": true, "long": true,
 	"i": true, "job_dir": true, "SLURMD_NODENAME": true, "SLURM_NODEID": true, "SLURM_PROCID": true,
 	"SLURM_JOB_ID": true, "SLURM_JOB_NODELIST": true, slurmHostsVar: true, slurmAllocVar: true,
-	slurmTopologyVar: true, TopologyEnv: true, "PET_NODE_RANK": true, "PET_MASTER_ADDR": true,
+	slurmTopologyVar: true, "PET_NODE_RANK": true, "PET_MASTER_ADDR": true,
 	"PET_NNODES": true, "PET_NPROC_PER_NODE": true, "PET_MASTER_PORT": true,
 }
 
