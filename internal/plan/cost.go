@@ -38,5 +38,6 @@ func stepModule(c *Choice, m int, params float64) steptime.Module {
 // timeOf is module i's time as chosen in c by model k.
 func (s *searcher) timeOf(k steptime.Model, i int, c *Choice, m int, params float64) ModuleTime {
 	sm := stepModule(c, m, params)
+	sm.Imbalance = Imbalance(&s.spec.Modules[i], c)
 	return ModuleTime{Name: c.Name, Parts: k.Time(&s.shapes[i], sm)}
 }

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"slices"
+
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/model"
@@ -37,7 +39,7 @@ func (Model) Memory(spec *layout.Layout, m *layout.Module, c *Choice) (float64, 
 		// An encoder's share depends on the language module's lanes.
 		t.MicroBatchSize = 1
 	}
-	e := model.Total(m.Model.Config, parallel(c), t) // validate's figure, without the MIMO bridges
+	e := model.Total(m.Model.Config, parallel(m, c), t) // validate's figure, without the MIMO bridges
 	return e.TotalBytes(), e.Megatron.ShardParameters, true
 }
 
@@ -48,7 +50,7 @@ func (Model) Accepts(spec *layout.Layout, m *layout.Module, c *Choice) bool {
 	if m.Model == nil {
 		return true
 	}
-	for _, r := range model.Rules(m.Model.Config, parallel(c), spec.ModelTraining(m, c.DP)) {
+	for _, r := range model.Rules(m.Model.Config, parallel(m, c), spec.ModelTraining(m, c.DP)) {
 		if diag.SeverityOf(diag.RuleID(r)) == diag.Error {
 			return false
 		}
@@ -69,18 +71,34 @@ func (Model) AcceptsKey(m *layout.Module, z Sizes) Sizes {
 	if m.Model == nil {
 		return Sizes{}
 	}
-	p := model.CheckInputs(m.Model.Config, parallel(&Choice{Sizes: z}))
+	p := model.CheckInputs(m.Model.Config, parallel(m, &Choice{Sizes: z}))
 	return Sizes{TP: p.TP, GTPRemat: p.GTPRemat, CP: p.CP, PP: p.PP, VPP: p.VPP, DP: p.DP, EP: p.EP, ExptTP: p.ExptTP, ExptGTPRemat: p.ExptGTPRemat}
 }
 
-// parallel is c as validate hands it to the model: a vpp of 1 is none.
-func parallel(c *Choice) model.Parallel {
+// parallel is c as validate hands it to the model, with module m's
+// pipeline split: a vpp of 1 is none.
+func parallel(m *layout.Module, c *Choice) model.Parallel {
 	vpp := c.VPP
 	if vpp == 1 {
 		vpp = 0
 	}
 	return model.Parallel{NumRanks: c.NumRanks, TP: c.TP, GTPRemat: c.GTPRemat, CP: c.CP, PP: c.PP, VPP: vpp,
-		DP: c.DP, EP: c.EP, ExptTP: c.ExptTP, ExptGTPRemat: c.ExptGTPRemat}
+		DP: c.DP, EP: c.EP, ExptTP: c.ExptTP, ExptGTPRemat: c.ExptGTPRemat, Split: m.Split}
+}
+
+// Imbalance is the busiest pipeline stage's layers over num_layers/pp
+// under module m's uneven split (model.StageLayers) with c's pp: at least
+// 1, and 1 without a split or a model.
+func Imbalance(m *layout.Module, c *Choice) float64 {
+	if m.Model == nil || !m.Split.Uneven() || c.PP <= 1 {
+		return 1
+	}
+	stages := model.StageLayers(m.Model.Config, parallel(m, c))
+	layers := m.Model.Config.NumLayers
+	if len(stages) == 0 || layers == 0 {
+		return 1
+	}
+	return float64(slices.Max(stages)) * float64(c.PP) / float64(layers)
 }
 
 // Layers is a module's number of layers, for vpp; 0 without a model.

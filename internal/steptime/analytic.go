@@ -57,7 +57,10 @@ func (a *Analytic) Time(s *Shape, c Module) Parts {
 	const bf16, fp32 = 2, 4
 	n := c.Ranks
 	lanes := float64(c.DP * c.GTPRemat)
-	t.Compute = a.Compute(s, n)
+	// The busiest stage of an uneven split paces every micro-batch:
+	// its compute and its per-layer traffic grow by the imbalance.
+	imb := max(1, c.Imbalance)
+	t.Compute = a.Compute(s, n) * imb
 	v := max(1, c.VPP)
 	// Narayanan et al. 2021, eq. for the interleaved 1F1B bubble: the
 	// bubble is (pp-1)/(m*vpp) of the ideal time, (pp-1)/(m*vpp+pp-1) of
@@ -65,7 +68,7 @@ func (a *Analytic) Time(s *Shape, c Module) Parts {
 	t.Bubble = t.Compute * float64(c.PP-1) / float64(c.Microbatches*v)
 	// Work per GPU: samples per data lane times the layers of one stage.
 	perLane := float64(a.Job.Samples) / lanes
-	layers := perLane * float64(s.Layers) / float64(c.PP)
+	layers := perLane * float64(s.Layers) / float64(c.PP) * imb
 	tokens := float64(s.Seq) / float64(c.CP)
 	// Korthikanti et al. 2022, sec. 4.2.2: per layer, two all-reduces
 	// forward and two backward over tp (with sequence parallelism the same

@@ -78,6 +78,10 @@ type Module struct {
 	EP, ExptTP    int
 	Microbatches  int
 	Params        float64
+	// Imbalance is the busiest pipeline stage's layers over layers/pp
+	// (an uneven split): the busiest stage sets the pipeline's pace. 0
+	// or 1: an even split.
+	Imbalance float64
 }
 
 // Parts is one module's share of the step, in seconds per global batch.
