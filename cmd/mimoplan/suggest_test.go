@@ -78,7 +78,16 @@ func TestSuggestBadInput(t *testing.T) {
 	assert.Equal(t, 2, code)
 	code, _, stderr = mimoplan(t, "suggest", bad, "--efficiency", "2")
 	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "efficiency must be at most 1")
+	assert.Contains(t, stderr, "invalid --efficiency 2 (efficiency): want a number in 0.001-1")
+	// Figures that pass a positivity check but make the model's times NaN
+	// or +Inf (the table and yaml printed them with exit 0).
+	for _, args := range [][]string{{"--efficiency", "1e-320"}, {"--peak-tflops", "1e-320"}, {"--network-gbps", "1e-320"},
+		{"--nvlink-gbps", "NaN"}, {"--peak-tflops", "1e308"}, {"--network-gbps", "Inf"}} {
+		code, stdout, stderr := mimoplan(t, append([]string{"suggest", "../../testdata/suggest/vlm-16gpu.yaml", "--top", "1"}, args...)...)
+		assert.Equal(t, 2, code, "%v: %s", args, stderr)
+		assert.Empty(t, stdout, args)
+		assert.Contains(t, stderr, "invalid "+args[0], args)
+	}
 }
 
 // suggest --probe plans for this machine (a stand-in snapshot of two H100s:

@@ -1,6 +1,7 @@
 package steptime
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -133,5 +134,11 @@ func TestOverrides(t *testing.T) {
 	assert.Equal(t, Hardware{Name: "B200", PeakFLOPs: 500e12, Efficiency: 0.4, NVLink: 900e9, Network: 25e9}, h)
 	bad := 1.5
 	_, err = h.With(Overrides{Efficiency: &bad})
-	assert.EqualError(t, err, "efficiency must be at most 1, got 1.5")
+	assert.EqualError(t, err, "invalid --efficiency 1.5 (efficiency): want a number in 0.001-1")
+	for _, v := range []float64{1e-320, math.NaN(), math.Inf(1), 1e308} {
+		for _, o := range []Overrides{{PeakTFLOPs: &v}, {Efficiency: &v}, {NVLinkGBps: &v}, {NetworkGBps: &v}} {
+			_, err := h.With(o)
+			assert.Error(t, err, "%g", v)
+		}
+	}
 }

@@ -23,20 +23,38 @@ var GPUs = map[string]Hardware{
 	"B200": {Name: "B200", PeakFLOPs: 2250e12, Efficiency: 0.4, NVLink: 900e9, Network: 50e9},
 }
 
-// Check reports a figure that would make the model meaningless.
+// The ranges Check accepts: wide around any real GPU (a GFLOP/s to a
+// ZFLOP/s; an efficiency of 0.1% to 1; a MB/s to a PB/s), and narrow
+// enough that no time the model computes from them overflows to +Inf or
+// NaN (--efficiency 1e-320 passed a positivity check and printed NaN).
+var hardwareRanges = []struct {
+	name, flag, unit string
+	lo, hi, scale    float64
+	get              func(h *Hardware) float64
+}{
+	{"peak FLOP/s", "--peak-tflops", "TFLOP/s", 1e9, 1e21, 1e12, func(h *Hardware) float64 { return h.PeakFLOPs }},
+	{"efficiency", "--efficiency", "", 1e-3, 1, 1, func(h *Hardware) float64 { return h.Efficiency }},
+	{"NVLink bandwidth", "--nvlink-gbps", "GB/s", 1e6, 1e15, 1e9, func(h *Hardware) float64 { return h.NVLink }},
+	{"network bandwidth", "--network-gbps", "GB/s", 1e6, 1e15, 1e9, func(h *Hardware) float64 { return h.Network }},
+}
+
+// Check reports a figure that would make the model meaningless: outside
+// hardwareRanges, NaN or infinite.
 func (h Hardware) Check() error {
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"peak FLOP/s", h.PeakFLOPs}, {"efficiency", h.Efficiency}, {"NVLink bandwidth", h.NVLink}, {"network bandwidth", h.Network}} {
-		if !(f.v > 0) || f.v > 1e30 {
-			return fmt.Errorf("%s must be a positive number, got %g", f.name, f.v)
+	for _, r := range hardwareRanges {
+		v := r.get(&h)
+		if !(v >= r.lo && v <= r.hi) { // false for NaN
+			return fmt.Errorf("invalid %s %g (%s): want a number in %g-%g%s", r.flag, v/r.scale, r.name, r.lo/r.scale, r.hi/r.scale, unitText(r.unit))
 		}
 	}
-	if h.Efficiency > 1 {
-		return fmt.Errorf("efficiency must be at most 1, got %g", h.Efficiency)
-	}
 	return nil
+}
+
+func unitText(u string) string {
+	if u == "" {
+		return ""
+	}
+	return " " + u
 }
 
 // Overrides replace figures of a Hardware, in the units users give them;

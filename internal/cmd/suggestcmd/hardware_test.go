@@ -29,7 +29,7 @@ func TestHardwareFlags(t *testing.T) {
 			}, ""},
 		{"one override keeps the rest", []string{"--gpu", "B200", "--network-gbps", "100"},
 			func(steptime.Hardware) steptime.Hardware { h := b200; h.Network = 100e9; return h }, ""},
-		{"a zero that was set overrides", []string{"--peak-tflops", "0"}, nil, "peak FLOP/s must be a positive number, got 0"},
+		{"a zero that was set overrides", []string{"--peak-tflops", "0"}, nil, "invalid --peak-tflops 0 (peak FLOP/s): want a number in 0.001-1e+09 TFLOP/s"},
 		{"efficiency above 1", []string{"--efficiency", "2"}, nil, "efficiency"},
 		{"unknown gpu", []string{"--gpu", "A100"}, nil, `invalid --gpu "A100": want one of H100, H200, B200`},
 	}
