@@ -77,6 +77,10 @@ func (l *Layout) YAML() (string, error) {
 		if m.NumExperts > 0 {
 			layout.PutInt(n, "num_experts", m.NumExperts)
 		}
+		putSplit(n, m)
+		if m.Freeze {
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "freeze"}, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
+		}
 		if m.Name == grid.LanguageModule && len(l.Model) > 0 {
 			md, err := settings(l.Model)
 			if err != nil {
@@ -106,4 +110,26 @@ func settings(ss []Setting) (*yaml.Node, error) {
 		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: s.Key}, v.Content[0])
 	}
 	return n, nil
+}
+
+// putSplit writes a module's uneven pipeline split, the keys given.
+func putSplit(n *yaml.Node, m *Module) {
+	s := m.Split
+	if s.First > 0 {
+		layout.PutInt(n, "decoder_first_pipeline_num_layers", s.First)
+	}
+	if s.Last > 0 {
+		layout.PutInt(n, "decoder_last_pipeline_num_layers", s.Last)
+	}
+	for _, b := range []struct {
+		key string
+		on  bool
+	}{{"account_for_embedding_in_pipeline_split", s.AccountEmbedding}, {"account_for_loss_in_pipeline_split", s.AccountLoss}} {
+		if b.on {
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: b.key}, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
+		}
+	}
+	if s.Layout != "" {
+		layout.PutStr(n, "pipeline_model_parallel_layout", s.Layout, yaml.DoubleQuotedStyle)
+	}
 }

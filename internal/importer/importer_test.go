@@ -60,6 +60,11 @@ func same(t *testing.T, want, got *validate.Result) {
 		require.NotNil(t, g, m.Name)
 		assert.Equal(t, m.Spec, g.Spec, m.Name)
 		assert.Equal(t, want.Layout.Modules[i].NumExperts, experts(got.Layout, m.Name), m.Name)
+		// vpp, the uneven split and freeze, which the launch carries too.
+		wl, gl := want.Layout.Modules[i], layoutModule(got.Layout, m.Name)
+		assert.Equal(t, max(wl.VPP, 1), max(gl.VPP, 1), "%s vpp", m.Name)
+		assert.Equal(t, wl.Split, gl.Split, "%s split", m.Name)
+		assert.Equal(t, wl.Freeze, gl.Freeze, "%s freeze", m.Name)
 	}
 	// The language model, as Megatron-LM's arguments (the launch writes
 	// its resolved values, Megatron's defaults filled in).
@@ -83,6 +88,15 @@ func same(t *testing.T, want, got *validate.Result) {
 			assert.Equal(t, want.Layout.TargetVersion.Has(pr), got.Layout.TargetVersion.Has(pr), "PR #%d", pr)
 		}
 	}
+}
+
+func layoutModule(l *layout.Layout, name string) layout.Module {
+	for _, m := range l.Modules {
+		if m.Name == name {
+			return m
+		}
+	}
+	return layout.Module{}
 }
 
 func languageModel(l *layout.Layout) *layout.Model {
@@ -260,7 +274,7 @@ echo MIMO_AUDIO_TP=4
 func TestMegatronLMRoundTripProperty(t *testing.T) {
 	pick := func(r *rand.Rand, xs ...int) int { return xs[r.IntN(len(xs))] }
 	r := rand.New(rand.NewPCG(12, 2026))
-	valid, models, trainings := 0, 0, 0
+	valid, models, trainings, pipelines, frozen := 0, 0, 0, 0, 0
 	for i := 0; i < 1000; i++ {
 		etp, edp := pick(r, 1, 2, 4), pick(r, 1, 2, 4)
 		tp, gtpr, pp, dp := pick(r, 1, 2, 4), pick(r, 1, 2), pick(r, 1, 2), pick(r, 1, 2, 3)
@@ -279,11 +293,11 @@ func TestMegatronLMRoundTripProperty(t *testing.T) {
 		fmt.Fprintf(&b, "world_size: %d\nbatch: {micro_batch_size: %d}\n%smodules:\n", world, pick(r, 4, 12), randomTraining(r))
 		off := 0
 		if encoder {
-			fmt.Fprintf(&b, "  - {name: vision, num_ranks: %d, tp: %d}\n", etp*edp, etp)
+			fmt.Fprintf(&b, "  - {name: vision, num_ranks: %d, tp: %d, freeze: %t}\n", etp*edp, etp, r.IntN(4) == 0)
 			off = etp * edp
 		}
 		fmt.Fprintf(&b, "  - {name: language, num_ranks: %d, rank_offset: %d, tp: %d, gtp_remat: %d, pp: %d, ep: %d, expt_tp: %d, expt_gtp_remat: %d, num_experts: %d%s}\n",
-			llm, off, tp, gtpr, pp, ep, xtp, xgtp, ep*pick(r, 1, 2), randomModel(r, pp))
+			llm, off, tp, gtpr, pp, ep, xtp, xgtp, ep*pick(r, 1, 2), randomModel(r, pp)+randomPipeline(r, pp))
 		src := b.String()
 		l, d := layout.Parse("p.yaml", []byte(src))
 		res := validate.Check(l, d)
@@ -306,10 +320,20 @@ func TestMegatronLMRoundTripProperty(t *testing.T) {
 		if res.Layout.Training != nil && len(res.Layout.Training.Stated()) > 1 {
 			trainings++
 		}
+		for _, m := range res.Layout.Modules {
+			if m.VPP > 1 || m.Split != (model.Split{}) {
+				pipelines++
+			}
+			if m.Freeze {
+				frozen++
+			}
+		}
 	}
 	assert.Greater(t, valid, 50, "enough valid layouts drawn")
 	assert.Greater(t, models, 25, "enough valid layouts with a model drawn")
 	assert.Greater(t, trainings, 25, "enough valid layouts with two training settings or more drawn")
+	assert.Greater(t, pipelines, 15, "enough valid layouts with vpp or a split drawn")
+	assert.Greater(t, frozen, 25, "enough valid layouts with a frozen module drawn")
 }
 
 // randomTraining is a training block drawn from every key of the layout's
@@ -341,6 +365,30 @@ func randomTraining(r *rand.Rand) string {
 		fmt.Fprintf(&b, "  %s: %s\n", k.Name, v)
 	}
 	return b.String()
+}
+
+// randomPipeline is the language module's freeze, vpp and uneven split,
+// or none: ", key: value..." for a flow mapping (a split without a model,
+// or one that does not fit it, is refused by validate and not drawn).
+func randomPipeline(r *rand.Rand, pp int) string {
+	var out string
+	if r.IntN(8) == 0 {
+		out += ", freeze: true"
+	}
+	if pp == 1 {
+		return out
+	}
+	switch r.IntN(6) {
+	case 0:
+		out += ", vpp: 2"
+	case 1:
+		out += ", decoder_first_pipeline_num_layers: 1"
+	case 2:
+		out += ", decoder_last_pipeline_num_layers: 1, account_for_loss_in_pipeline_split: true"
+	case 3:
+		out += ", account_for_embedding_in_pipeline_split: true, account_for_loss_in_pipeline_split: true"
+	}
+	return out
 }
 
 // randomModel is a language model of the keys launch-plan writes, or

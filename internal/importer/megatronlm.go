@@ -195,6 +195,10 @@ func (a *args) layout(names megatron.Grid, encoder string) (*Layout, error) {
 		lang.ExptGTPRemat = s / lang.ExptTP
 	}
 	lang.NumRanks = lang.TP * lang.GTPRemat * lang.CP * lang.PP * g["llm-dp"]
+	if err := a.pipeline(&lang); err != nil {
+		return nil, err
+	}
+	lang.Freeze = a.flags[megatron.FreezeLanguage]
 	l := &Layout{Target: "megatron-lm", MicroBatch: m[megatron.MicroBatch], GlobalBatch: m[megatron.GlobalBatch]}
 	if names == megatron.Plain && a.usesGrid(names) {
 		// The newest upstream that takes the plain names.
@@ -207,7 +211,7 @@ func (a *args) layout(names megatron.Grid, encoder string) (*Layout, error) {
 	l.Training = a.training()
 	if !a.flags[names.LLMOnly] {
 		l.Modules = append(l.Modules, Module{Name: encoder, NumRanks: g["encoder-tp"] * g["encoder-dp"], TP: g["encoder-tp"],
-			GTPRemat: 1, CP: 1, PP: 1, EP: 1, ExptTP: 1, ExptGTPRemat: 1})
+			GTPRemat: 1, CP: 1, PP: 1, EP: 1, ExptTP: 1, ExptGTPRemat: 1, Freeze: a.flags[megatron.FreezeEncoder]})
 	}
 	l.Modules = append(l.Modules, lang)
 	for _, mod := range l.Modules {
@@ -218,6 +222,25 @@ func (a *args) layout(names megatron.Grid, encoder string) (*Layout, error) {
 		l.WorldSize = n * gp
 	}
 	return l, nil
+}
+
+// pipeline reads the language module's virtual pipeline size and uneven
+// split back (megatron's pipeline arguments, named as the layout keys).
+func (a *args) pipeline(m *Module) error {
+	for _, c := range []struct {
+		flag string
+		to   *int
+	}{{megatron.VirtualStages, &m.VPP}, {megatron.DecoderFirst, &m.Split.First}, {megatron.DecoderLast, &m.Split.Last}} {
+		n, err := a.count(c.flag, 0)
+		if err != nil {
+			return err
+		}
+		*c.to = n
+	}
+	m.Split.AccountEmbedding = a.flags[megatron.AccountEmbedding]
+	m.Split.AccountLoss = a.flags[megatron.AccountLoss]
+	m.Split.Layout = a.vals[megatron.PipelineLayout]
+	return nil
 }
 
 func (a *args) usesGrid(g megatron.Grid) bool {

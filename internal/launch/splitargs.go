@@ -8,6 +8,7 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/megatron"
 )
 
 // splitArgs are the language module's virtual pipeline size and uneven
@@ -26,23 +27,23 @@ func splitArgs(l *layout.Layout) []string {
 	}
 	var args []string
 	if m.VPP > 1 {
-		args = append(args, "--num-virtual-stages-per-pipeline-rank", strconv.Itoa(m.VPP))
+		args = append(args, megatron.VirtualStages, strconv.Itoa(m.VPP))
 	}
 	s := m.Split
 	if s.First > 0 {
-		args = append(args, "--decoder-first-pipeline-num-layers", strconv.Itoa(s.First))
+		args = append(args, megatron.DecoderFirst, strconv.Itoa(s.First))
 	}
 	if s.Last > 0 {
-		args = append(args, "--decoder-last-pipeline-num-layers", strconv.Itoa(s.Last))
+		args = append(args, megatron.DecoderLast, strconv.Itoa(s.Last))
 	}
 	if s.AccountEmbedding {
-		args = append(args, "--account-for-embedding-in-pipeline-split")
+		args = append(args, megatron.AccountEmbedding)
 	}
 	if s.AccountLoss {
-		args = append(args, "--account-for-loss-in-pipeline-split")
+		args = append(args, megatron.AccountLoss)
 	}
 	if s.Layout != "" {
-		args = append(args, "--pipeline-model-parallel-layout", s.Layout)
+		args = append(args, megatron.PipelineLayout, s.Layout)
 	}
 	return args
 }
@@ -59,9 +60,9 @@ func freezeArgs(l *layout.Layout) []string {
 		switch {
 		case !m.Freeze:
 		case m.Name == grid.LanguageModule:
-			args = append(args, "--freeze-lm")
+			args = append(args, megatron.FreezeLanguage)
 		default:
-			args = append(args, "--freeze-vit")
+			args = append(args, megatron.FreezeEncoder)
 		}
 	}
 	return args

@@ -48,6 +48,14 @@ func TestVocabularyIsUpstreams(t *testing.T) {
 		assert.True(t, ok, n)
 		assert.Equal(t, n != GroupQueryAttention, takes, n)
 	}
+	for _, f := range []string{VirtualStages, DecoderFirst, DecoderLast, PipelineLayout} {
+		takes, ok := Option(f, Mimo)
+		assert.True(t, ok && takes, f)
+	}
+	for _, f := range []string{AccountEmbedding, AccountLoss, FreezeLanguage, FreezeEncoder} {
+		takes, ok := Option(f, Mimo)
+		assert.True(t, ok && !takes, f)
+	}
 	for _, f := range TrainingFlags {
 		takes, ok := Option(f.Flag, Mimo)
 		assert.True(t, ok, f.Flag)
@@ -127,6 +135,14 @@ func TestBridgeConfigFields(t *testing.T) {
 		}
 	}
 	var flags []string
+	for _, f := range []string{VirtualStages, DecoderFirst, DecoderLast, PipelineLayout} {
+		takes, ok := Option(f, Mimo)
+		assert.True(t, ok && takes, f)
+	}
+	for _, f := range []string{AccountEmbedding, AccountLoss, FreezeLanguage, FreezeEncoder} {
+		takes, ok := Option(f, Mimo)
+		assert.True(t, ok && !takes, f)
+	}
 	for _, f := range TrainingFlags {
 		flags = append(flags, f.Key)
 	}
