@@ -93,6 +93,10 @@ type Module struct {
 	// Broken is set when a value of this module could not be read, so that
 	// later checks do not pile consequences on top of the real error.
 	Broken bool
+	// SizesUnread is set when a parallel size or a pipeline split key
+	// could not be read: the rules that read the sizes (the model rules)
+	// would judge defaults the file does not hold.
+	SizesUnread bool
 	// Unplaced is set when rank_offset was left out and the module before
 	// is broken or unplaced, so that the span is unknown while the sizes
 	// may still be checked.

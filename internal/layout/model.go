@@ -76,7 +76,7 @@ func choiceKey(name string, choices []string, set func(*model.Config, string)) m
 	return modelKey{name, func(p *parser, f field, module string, c *model.Config) bool {
 		v := resolve(f.value)
 		if v.Kind != yaml.ScalarNode || v.Tag != "!!str" || !slices.Contains(choices, v.Value) {
-			p.d.Add(diag.RuleInvalidValue, nodePos(v), module, "one of "+strings.Join(choices, ", "),
+			p.d.Add(diag.RuleInvalidValue, nodePos(v), module, didYouMean(v, choices, "one of "+strings.Join(choices, ", ")),
 				"model.%s must be one of %s, got %s", name, strings.Join(choices, ", "), describe(v))
 			return false
 		}
@@ -262,7 +262,7 @@ func (p *parser) moduleModel(m *Module, fs map[string]field) {
 		if ok {
 			m.VPP = v
 		} else {
-			m.Broken = true
+			m.Broken, m.SizesUnread = true, true
 		}
 	}
 	p.split(m, fs)

@@ -90,7 +90,7 @@ func (p *parser) module(n *yaml.Node, index, limit int) Module {
 		lo, hi, hint := mf.bounds(limit)
 		v, ok := p.integer(f, mf.name, m.Name, lo, hi, hint)
 		if !ok {
-			m.Broken = true
+			m.Broken, m.SizesUnread = true, true
 			continue
 		}
 		*mf.int(&m) = v

@@ -81,7 +81,8 @@ func (p *parser) top(root *yaml.Node) {
 		v := resolve(f.value)
 		t := Target(v.Value)
 		if v.Kind != yaml.ScalarNode || !slices.Contains(Targets, t) {
-			p.d.Add(diag.RuleInvalidValue, nodePos(v), "", "target is one of core, megatron-lm, megatron-bridge", "target must be one of core, megatron-lm, megatron-bridge, got %s", describe(v))
+			p.d.Add(diag.RuleInvalidValue, nodePos(v), "", didYouMean(v, []string{"core", "megatron-lm", "megatron-bridge"}, "target is one of core, megatron-lm, megatron-bridge"),
+				"target must be one of core, megatron-lm, megatron-bridge, got %s", describe(v))
 		} else {
 			p.l.Target = t
 		}

@@ -28,7 +28,7 @@ func (p *parser) split(m *Module, fs map[string]field) {
 			if v, ok := p.integer(f, k.name, m.Name, 1, maxDim, k.hint); ok {
 				*k.to = v
 			} else {
-				m.Broken = true
+				m.Broken, m.SizesUnread = true, true
 			}
 		}
 	}
@@ -43,7 +43,7 @@ func (p *parser) split(m *Module, fs map[string]field) {
 			if v, ok := p.boolean(f, k.name, m.Name); ok {
 				*k.to = v
 			} else {
-				m.Broken = true
+				m.Broken, m.SizesUnread = true, true
 			}
 		}
 	}
@@ -62,12 +62,12 @@ func (p *parser) split(m *Module, fs map[string]field) {
 	hint := `Megatron's layout string: stages of E (embedding), t (decoder layer), m (MTP layer), L (loss) separated by |, with x*n and (...)*n repeats, e.g. "Et*3|(t*4|)*6,t*3L"`
 	if v.Kind != yaml.ScalarNode || v.Tag != "!!str" || v.Value == "" || len(v.Value) > maxLayoutString {
 		p.d.Add(diag.RuleInvalidValue, nodePos(v), m.Name, hint, "pipeline_model_parallel_layout must be a layout string, got %s", describe(v))
-		m.Broken = true
+		m.Broken, m.SizesUnread = true, true
 		return
 	}
 	if _, err := model.LayoutStages(v.Value); err != nil {
 		p.d.Add(diag.RuleInvalidValue, nodePos(v), m.Name, hint, "pipeline_model_parallel_layout: %v", err)
-		m.Broken = true
+		m.Broken, m.SizesUnread = true, true
 		return
 	}
 	s.Layout = v.Value

@@ -78,13 +78,18 @@ func (c *checker) divisibility(m *layout.Module) *grid.Module {
 	dense := m.TP * m.GTPRemat * m.CP * m.PP
 	if m.NumRanks%dense != 0 {
 		c.d.Add(diag.RuleDenseNotDivisible, m.Pos("num_ranks"), m.Name,
-			fmt.Sprintf("make num_ranks a multiple of %d (%s), or change those sizes", dense, multiples(dense, m.NumRanks)),
+			sizesThatDivide(m.NumRanks, []sizeKey{{"tp", m.TP}, {"gtp_remat", m.GTPRemat}, {"cp", m.CP}, {"pp", m.PP}},
+				fmt.Sprintf("make num_ranks a multiple of %d (%s)", dense, multiples(dense, m.NumRanks))),
 			"num_ranks %d is not divisible by tp*gtp_remat*cp*pp = %d*%d*%d*%d = %d",
 			m.NumRanks, m.TP, m.GTPRemat, m.CP, m.PP, dense)
 		sound = false
 	}
 	expert := m.ExptTP * m.EP * m.ExptGTPRemat * m.PP
-	if m.NumRanks%expert != 0 {
+	// With pp not dividing num_ranks the dense error above already says
+	// so; the expert grid, sharing pp, fails for the same reason unless
+	// its own sizes do not fit either.
+	ownExpert := m.ExptTP * m.EP * m.ExptGTPRemat
+	if m.NumRanks%expert != 0 && (sound || m.NumRanks%m.PP == 0 || m.NumRanks%ownExpert != 0) {
 		c.d.Add(diag.RuleExpertNotDivisible, m.Pos(firstGiven(m, "ep", "expt_tp", "expt_gtp_remat", "pp")), m.Name,
 			fmt.Sprintf("make num_ranks a multiple of %d (%s), or lower ep, expt_tp or expt_gtp_remat", expert, multiples(expert, m.NumRanks)),
 			"num_ranks %d is not divisible by expt_tp*ep*expt_gtp_remat*pp = %d*%d*%d*%d = %d",
@@ -109,6 +114,65 @@ func multiples(k, n int) string {
 		return fmt.Sprintf("e.g. %d", k)
 	}
 	return fmt.Sprintf("e.g. %d or %d", lo, lo+k)
+}
+
+// sizeKey is one factor of a module's rank count, for hints.
+type sizeKey struct {
+	name string
+	v    int
+}
+
+// sizesThatDivide is the hint of a rank count n that the product of keys
+// does not divide: for each size above 1, the values next to it that
+// would divide n with the others kept, then the alternative other.
+func sizesThatDivide(n int, keys []sizeKey, other string) string {
+	var alts []string
+	for i, k := range keys {
+		if k.v <= 1 {
+			continue
+		}
+		rest := 1
+		for j, o := range keys {
+			if j != i {
+				rest *= o.v
+			}
+		}
+		if n%rest != 0 {
+			continue
+		}
+		lo, hi := nearDivisors(n/rest, k.v)
+		switch {
+		case hi > 0 && lo > 1:
+			alts = append(alts, fmt.Sprintf("%s %d or %d", k.name, lo, hi))
+		case hi > 0:
+			alts = append(alts, fmt.Sprintf("%s %d", k.name, hi))
+		case lo > 1:
+			alts = append(alts, fmt.Sprintf("%s %d", k.name, lo))
+		}
+	}
+	if len(alts) == 0 {
+		return other + ", or change those sizes"
+	}
+	return "use " + strings.Join(alts, ", or ") + fmt.Sprintf(" (dividing %d), or %s", n, other)
+}
+
+// nearDivisors returns n's largest divisor below x and its smallest above
+// (0 when none).
+func nearDivisors(n, x int) (lo, hi int) {
+	for d := 1; d*d <= n; d++ {
+		if n%d != 0 {
+			continue
+		}
+		for _, v := range []int{d, n / d} {
+			if v < x && v > lo {
+				lo = v
+			}
+			if v > x && (hi == 0 || v < hi) {
+				hi = v
+			}
+		}
+	}
+	return lo, hi
 }
 
 func firstGiven(m *layout.Module, fields ...string) string {

@@ -30,7 +30,7 @@ type ModuleEstimate struct {
 func (c *checker) models() {
 	for i := range c.l.Modules {
 		lm := &c.l.Modules[i]
-		if lm.Model == nil || lm.TP == 0 || lm.PP == 0 || lm.CP == 0 {
+		if lm.Model == nil || lm.SizesUnread || lm.TP == 0 || lm.PP == 0 || lm.CP == 0 {
 			continue
 		}
 		par := c.parallel(i)
