@@ -46,7 +46,8 @@ modules:
 	got := rulesOf(r)
 	assert.Contains(t, got["vision"], "dense-not-divisible")
 	assert.Contains(t, got["vision"], "heads-not-divisible", "the model rules of a module with core errors")
-	assert.ElementsMatch(t, []string{"heads-not-divisible", "layers-not-divisible", "dense-not-divisible", "expert-not-divisible"}, got["language"])
+	// pp 3 fails the expert grid too; dense-not-divisible says it once.
+	assert.ElementsMatch(t, []string{"heads-not-divisible", "layers-not-divisible", "dense-not-divisible"}, got["language"])
 	assert.Contains(t, got[""], "world-gap")
 	assert.Empty(t, r.Estimates, "no estimate for modules with errors")
 }
