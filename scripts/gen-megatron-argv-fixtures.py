@@ -112,7 +112,9 @@ modules:
   - {name: language, num_ranks: 8, tp: 2, pp: 2, ep: 2, expt_tp: 2, num_experts: 8}
 """
 # Every training key away from Megatron's default, in two layouts (the
-# launch writes only the keys that differ).
+# launch writes only the keys that differ), both valid for mimoplan's
+# start-up rules (overlap_moe_expert_parallel_comm excludes full recompute
+# and wants vpp with pp > 1, so it goes in the second).
 TRAINING_ALL = """version: 1
 name: training-all
 target: megatron-lm
@@ -129,12 +131,19 @@ training:
   tp_comm_overlap: true
   grad_reduce_in_fp32: false
   moe_token_dispatcher_type: alltoall
-  overlap_moe_expert_parallel_comm: true
   attention_backend: flash
   fp8: hybrid
 modules:
   - {name: vision, num_ranks: 2}
-  - {name: language, num_ranks: 8, tp: 2, pp: 2, ep: 2, expt_tp: 2, num_experts: 8}
+  - name: language
+    num_ranks: 8
+    tp: 2
+    pp: 2
+    ep: 2
+    expt_tp: 2
+    num_experts: 8
+    model: {num_layers: 4, hidden_size: 512, num_attention_heads: 8, seq_length: 1024, vocab_size: 32000,
+            moe_router_topk: 2, moe_router_pre_softmax: true, moe_router_score_function: sigmoid}
 """
 TRAINING_LOCAL = """version: 1
 name: training-local
@@ -144,11 +153,12 @@ batch: {micro_batch_size: 2, global_batch_size: 16}
 training:
   recompute_granularity: selective
   moe_token_dispatcher_type: flex
+  overlap_moe_expert_parallel_comm: true
   transformer_impl: local
   attention_backend: local
   fp8: e4m3
 modules:
-  - {name: language, num_ranks: 8, tp: 1, pp: 2, ep: 4, num_experts: 8}
+  - {name: language, num_ranks: 8, tp: 1, pp: 1, ep: 4, num_experts: 8}
 """
 NO_BATCH = "testdata/launch/vlm-no-batch.yaml"
 OLD = ["5375", "2026-07-24", "6570", "2026-08-22"]

@@ -74,6 +74,10 @@ func same(t *testing.T, want, got *validate.Result) {
 	} else if assert.NotNil(t, gm, "the model") {
 		one := model.Parallel{NumRanks: 1, TP: 1, PP: 1, DP: 1, EP: 1}
 		assert.Equal(t, model.MegatronArgs(wm.Config, one, model.Training{}).Model, model.MegatronArgs(gm.Config, one, model.Training{}).Model)
+		if wm.Config.NumExperts > 0 { // the router's settings, which launch-plan writes for MoE alone
+			assert.Equal(t, wm.Config.MoERouterPreSoftmax, gm.Config.MoERouterPreSoftmax)
+			assert.Equal(t, wm.Config.MoERouterScoreFunction, gm.Config.MoERouterScoreFunction)
+		}
 	}
 	// The training settings, Megatron's defaults where not given.
 	training := func(l *layout.Layout) layout.Training {
@@ -413,7 +417,7 @@ func randomModel(r *rand.Rand, pp int) string {
 	}
 	for _, k := range []string{"num_query_groups: 4", "ffn_hidden_size: 3072", "kv_channels: 64", "make_vocab_size_divisible_by: 64",
 		"moe_ffn_hidden_size: 512", "moe_shared_expert_intermediate_size: 1024", "attention_output_gate: true",
-		"moe_layer_freq: " + pick("1", "2")} {
+		"moe_layer_freq: " + pick("1", "2"), "moe_router_pre_softmax: true", "moe_router_score_function: " + pick("softmax", "sigmoid")} {
 		if r.IntN(2) == 0 {
 			keys = append(keys, k)
 		}

@@ -45,7 +45,7 @@ func (a *args) model() ([]Setting, error) {
 // 0s and 1s that --moe-layer-freq evaluates.
 func modelValue(f megatron.ModelFlag, s string) (string, error) {
 	switch f.Dest {
-	case "normalization":
+	case "normalization", "moe_router_score_function":
 		return strconv.Quote(s), nil
 	case "moe_layer_freq":
 		if inner, ok := strings.CutPrefix(s, "["); ok {

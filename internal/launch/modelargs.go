@@ -26,6 +26,16 @@ func modelArgs(l *layout.Layout) []string {
 		return nil
 	}
 	dest := model.MegatronArgs(m.Config, model.Parallel{NumRanks: 1, TP: 1, PP: 1, DP: 1, EP: 1}, model.Training{}).Model
+	// The router's settings, which the model rules read (moe-topk1-softmax)
+	// but Megatron's memory and FLOPs formulas do not.
+	if c := m.Config; c.NumExperts > 0 {
+		if c.MoERouterPreSoftmax {
+			dest["moe_router_pre_softmax"] = true
+		}
+		if c.MoERouterScoreFunction != "" {
+			dest["moe_router_score_function"] = c.MoERouterScoreFunction
+		}
+	}
 	var args []string
 	if _, ok := dest["num_query_groups"]; ok {
 		args = append(args, megatron.GroupQueryAttention)

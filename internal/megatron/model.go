@@ -37,6 +37,8 @@ var ModelFlags = []ModelFlag{
 	{"moe_shared_expert_intermediate_size", "--moe-shared-expert-intermediate-size", ""},
 	{"moe_shared_expert_gate", "--moe-shared-expert-gate", "true"},
 	{"moe_latent_size", "--moe-latent-size", ""},
+	{"moe_router_pre_softmax", "--moe-router-pre-softmax", "true"},
+	{"moe_router_score_function", "--moe-router-score-function", ""},
 	{"mtp_num_layers", "--mtp-num-layers", ""},
 	{"multi_latent_attention", "--multi-latent-attention", "true"},
 	{"q_lora_rank", "--q-lora-rank", ""},
