@@ -120,6 +120,7 @@ fuzz-invariants:
 	$(GO) test ./cmd/mimoplan -run '^$$' -fuzz '^FuzzPlansAgree$$' -fuzztime $(FUZZTIME_SLOW)
 	$(GO) test ./internal/launch -run '^$$' -fuzz '^FuzzWriters$$' -fuzztime $(FUZZTIME_SLOW)
 	$(GO) test ./internal/importer -run '^$$' -fuzz '^FuzzMegatronLM$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/importer -run '^$$' -fuzz '^FuzzBridgeEnv$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./cmd/mimoplan -run '^$$' -fuzz '^FuzzHumanOutput$$' -fuzztime $(FUZZTIME_SLOW)
 
 clean:

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/megatron"
 )
 
@@ -50,7 +51,14 @@ func BridgeEnv(env map[string]string) (*Layout, error) {
 				return nil, fmt.Errorf("MIMO_%s_%s must be 1 or more, got %d", prefix, s, g[s])
 			}
 		}
-		l.Modules = append(l.Modules, Module{Name: megatron.BridgeModuleName(prefix), NumRanks: g["TP"] * g["PP"] * g["DP"],
+		n, err := product(fmt.Sprintf("MIMO_%s_TP x _PP x _DP", prefix), g["TP"], g["PP"], g["DP"])
+		if err != nil {
+			return nil, err
+		}
+		if g["OFFSET"] > layout.MaxWorldSize {
+			return nil, fmt.Errorf("MIMO_%s_OFFSET %d is more than %d, the most a layout allows", prefix, g["OFFSET"], layout.MaxWorldSize)
+		}
+		l.Modules = append(l.Modules, Module{Name: megatron.BridgeModuleName(prefix), NumRanks: n,
 			RankOffset: g["OFFSET"], TP: g["TP"], PP: g["PP"], GTPRemat: 1, CP: 1, EP: 1, ExptTP: 1, ExptGTPRemat: 1})
 	}
 	sort.Slice(l.Modules, func(i, j int) bool {

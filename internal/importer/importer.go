@@ -133,3 +133,18 @@ func putSplit(n *yaml.Node, m *Module) {
 		layout.PutStr(n, "pipeline_model_parallel_layout", s.Layout, yaml.DoubleQuotedStyle)
 	}
 }
+
+// product multiplies sizes, refusing one past layout.MaxWorldSize (the
+// most any layout size may be, which the layout parser refuses): a
+// product of launch values is never let wrap past 2^64 (--encoder-dp
+// 4611686018427387905 times tp 4 gave dp 1).
+func product(what string, factors ...int) (int, error) {
+	p := 1
+	for _, f := range factors {
+		if f < 0 || f > layout.MaxWorldSize || f > 0 && p > layout.MaxWorldSize/f {
+			return 0, fmt.Errorf("%s is more than %d, the most a layout allows", what, layout.MaxWorldSize)
+		}
+		p *= f
+	}
+	return p, nil
+}

@@ -437,3 +437,26 @@ func yamlOf(t *testing.T, l *Layout) string {
 	require.NoError(t, err)
 	return text
 }
+
+// Size products past 2^64 wrapped (--mimo-encoder-dp 4611686018427387905
+// x tp 4 gave dp 1, exit 0): both importers refuse any size or product
+// past layout.MaxWorldSize.
+func TestImportOverflow(t *testing.T) {
+	for _, argv := range [][]string{
+		{"--mimo-encoder-dp", "4611686018427387905", "--mimo-encoder-tp", "4", "--mimo-llm-tp", "2"},
+		{"--mimo-llm-tp", "4294967296", "--mimo-llm-dp", "4294967296"},
+		{"--mimo-llm-tp", "2", "--mimo-llm-dp", "16777216"},
+		{"--nnodes", "4294967296", "--nproc-per-node", "4294967296", "p.py"},
+		{"--mimo-llm-offset", "9223372036854775807"},
+	} {
+		_, err := MegatronLM(argv, "vision")
+		assert.ErrorContains(t, err, "the most a layout allows", argv)
+	}
+	env := map[string]string{"MIMO_VISION_TP": "4611686018427387905", "MIMO_VISION_PP": "4", "MIMO_VISION_DP": "1", "MIMO_VISION_OFFSET": "0",
+		"MIMO_LANGUAGE_TP": "1", "MIMO_LANGUAGE_PP": "1", "MIMO_LANGUAGE_DP": "4", "MIMO_LANGUAGE_OFFSET": "4"}
+	_, err := BridgeEnv(env)
+	assert.ErrorContains(t, err, "MIMO_VISION_TP x _PP x _DP is more than 16777216")
+	env["MIMO_VISION_TP"], env["MIMO_LANGUAGE_OFFSET"] = "1", "9223372036854775807"
+	_, err = BridgeEnv(env)
+	assert.ErrorContains(t, err, "MIMO_LANGUAGE_OFFSET 9223372036854775807 is more than 16777216")
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mimoplan/mimoplan/internal/grid"
+	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/megatron"
 	"github.com/mimoplan/mimoplan/internal/upstream"
 )
@@ -194,7 +195,13 @@ func (a *args) layout(names megatron.Grid, encoder string) (*Layout, error) {
 		}
 		lang.ExptGTPRemat = s / lang.ExptTP
 	}
-	lang.NumRanks = lang.TP * lang.GTPRemat * lang.CP * lang.PP * g["llm-dp"]
+	var err error
+	if lang.NumRanks, err = product("the language module's ranks (tp x gtp x cp x pp x dp)", lang.TP, lang.GTPRemat, lang.CP, lang.PP, g["llm-dp"]); err != nil {
+		return nil, err
+	}
+	if lang.RankOffset > layout.MaxWorldSize {
+		return nil, fmt.Errorf("the language module's offset %d is more than %d, the most a layout allows", lang.RankOffset, layout.MaxWorldSize)
+	}
 	if err := a.pipeline(&lang); err != nil {
 		return nil, err
 	}
@@ -204,13 +211,16 @@ func (a *args) layout(names megatron.Grid, encoder string) (*Layout, error) {
 		// The newest upstream that takes the plain names.
 		l.TargetVersion = lastBefore(upstream.PRMimoNames)
 	}
-	var err error
 	if l.Model, err = a.model(); err != nil {
 		return nil, err
 	}
 	l.Training = a.training()
 	if !a.flags[names.LLMOnly] {
-		l.Modules = append(l.Modules, Module{Name: encoder, NumRanks: g["encoder-tp"] * g["encoder-dp"], TP: g["encoder-tp"],
+		n, err := product("the encoder's ranks (tp x dp)", g["encoder-tp"], g["encoder-dp"])
+		if err != nil {
+			return nil, err
+		}
+		l.Modules = append(l.Modules, Module{Name: encoder, NumRanks: n, TP: g["encoder-tp"],
 			GTPRemat: 1, CP: 1, PP: 1, EP: 1, ExptTP: 1, ExptGTPRemat: 1, Freeze: a.flags[megatron.FreezeEncoder]})
 	}
 	l.Modules = append(l.Modules, lang)
@@ -219,7 +229,9 @@ func (a *args) layout(names megatron.Grid, encoder string) (*Layout, error) {
 	}
 	if n, gp := m["--nnodes"], m["--nproc-per-node"]; n > 0 && gp > 0 {
 		l.Nodes, l.GPUs = n, gp
-		l.WorldSize = n * gp
+		if l.WorldSize, err = product("torchrun's world (--nnodes x --nproc-per-node)", n, gp); err != nil {
+			return nil, err
+		}
 	}
 	return l, nil
 }
