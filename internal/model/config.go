@@ -104,6 +104,11 @@ type Training struct {
 	// the layout adds for this module beyond its own parallel groups (the
 	// MIMO bridges between modules; validate counts them).
 	Communicators int `json:"communicators,omitempty"`
+	// MicrobatchesInFlight is how many micro-batches' activations a module
+	// without pipeline stages of its own holds at its peak, when a schedule
+	// around it decides (a MIMO encoder on its own ranks is the first
+	// stage of the job's pipeline); 0: one, as Megatron's formula counts.
+	MicrobatchesInFlight int `json:"microbatches_in_flight,omitempty"`
 }
 
 // Resolve returns c with Megatron-LM's defaults filled in, as

@@ -15,43 +15,54 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// measuredRun is one configuration of a scripts/measure-memory.sh results
-// file (testdata/measured/*.json): the arguments, Megatron's figure computed
-// on the device by theoretical_memory_usage.py, and what the GPU held.
+// measuredArgs are one module's arguments in a measured run, under
+// Megatron's names.
+type measuredArgs struct {
+	NumLayers                       int     `json:"num_layers"`
+	HiddenSize                      int     `json:"hidden_size"`
+	FFNHiddenSize                   int     `json:"ffn_hidden_size"`
+	NumAttentionHeads               int     `json:"num_attention_heads"`
+	NumQueryGroups                  *int    `json:"num_query_groups"`
+	KVChannels                      *int    `json:"kv_channels"`
+	SeqLength                       int     `json:"seq_length"`
+	VocabSize                       *int    `json:"vocab_size"`
+	MakeVocabSizeDivisibleBy        int     `json:"make_vocab_size_divisible_by"`
+	Swiglu                          bool    `json:"swiglu"`
+	Normalization                   string  `json:"normalization"`
+	Untie                           bool    `json:"untie_embeddings_and_output_weights"`
+	AddBiasLinear                   bool    `json:"add_bias_linear"`
+	NumExperts                      *int    `json:"num_experts"`
+	MoEFFNHiddenSize                *int    `json:"moe_ffn_hidden_size"`
+	MoERouterTopK                   int     `json:"moe_router_topk"`
+	MoELayerFreq                    int     `json:"moe_layer_freq"`
+	MoESharedExpertIntermediateSize *int    `json:"moe_shared_expert_intermediate_size"`
+	TP                              int     `json:"tensor_model_parallel_size"`
+	PP                              int     `json:"pipeline_model_parallel_size"`
+	EP                              int     `json:"expert_model_parallel_size"`
+	CP                              *int    `json:"context_parallel_size"`
+	SequenceParallel                bool    `json:"sequence_parallel"`
+	UseDistributedOptimizer         bool    `json:"use_distributed_optimizer"`
+	RecomputeGranularity            *string `json:"recompute_granularity"`
+	RecomputeMethod                 *string `json:"recompute_method"`
+	RecomputeNumLayers              *int    `json:"recompute_num_layers"`
+	TransformerImpl                 *string `json:"transformer_impl"`
+	AttentionBackend                *string `json:"attention_backend"`
+	MicroBatchSize                  int     `json:"micro_batch_size"`
+	GlobalBatchSize                 int     `json:"global_batch_size"`
+	WorldSize                       int     `json:"world_size"`
+}
+
+// measuredRun is one configuration of a measured results file
+// (internal/model/testdata/measured/*.json, testdata/measured/*.json;
+// testdata/measured/README.md): the arguments (per module for a MIMO
+// run), the stack, Megatron's figure computed on the device by
+// theoretical_memory_usage.py, and what each rank's GPU held.
 type measuredRun struct {
-	Arguments struct {
-		NumLayers                       int     `json:"num_layers"`
-		HiddenSize                      int     `json:"hidden_size"`
-		FFNHiddenSize                   int     `json:"ffn_hidden_size"`
-		NumAttentionHeads               int     `json:"num_attention_heads"`
-		NumQueryGroups                  *int    `json:"num_query_groups"`
-		KVChannels                      *int    `json:"kv_channels"`
-		SeqLength                       int     `json:"seq_length"`
-		VocabSize                       int     `json:"vocab_size"`
-		MakeVocabSizeDivisibleBy        int     `json:"make_vocab_size_divisible_by"`
-		Swiglu                          bool    `json:"swiglu"`
-		Normalization                   string  `json:"normalization"`
-		Untie                           bool    `json:"untie_embeddings_and_output_weights"`
-		AddBiasLinear                   bool    `json:"add_bias_linear"`
-		NumExperts                      *int    `json:"num_experts"`
-		MoEFFNHiddenSize                *int    `json:"moe_ffn_hidden_size"`
-		MoERouterTopK                   int     `json:"moe_router_topk"`
-		MoELayerFreq                    int     `json:"moe_layer_freq"`
-		MoESharedExpertIntermediateSize *int    `json:"moe_shared_expert_intermediate_size"`
-		TP                              int     `json:"tensor_model_parallel_size"`
-		PP                              int     `json:"pipeline_model_parallel_size"`
-		EP                              int     `json:"expert_model_parallel_size"`
-		SequenceParallel                bool    `json:"sequence_parallel"`
-		UseDistributedOptimizer         bool    `json:"use_distributed_optimizer"`
-		RecomputeGranularity            *string `json:"recompute_granularity"`
-		RecomputeMethod                 *string `json:"recompute_method"`
-		RecomputeNumLayers              *int    `json:"recompute_num_layers"`
-		TransformerImpl                 *string `json:"transformer_impl"`
-		AttentionBackend                *string `json:"attention_backend"`
-		MicroBatchSize                  int     `json:"micro_batch_size"`
-		GlobalBatchSize                 int     `json:"global_batch_size"`
-		WorldSize                       int     `json:"world_size"`
-	} `json:"arguments"`
+	Arguments json.RawMessage `json:"arguments"`
+	Stack     struct {
+		GradReduceInFP32 *bool  `json:"grad_reduce_in_fp32"`
+		Schedule         string `json:"schedule"`
+	} `json:"stack"`
 	Theory struct {
 		WeightAndOptimizerBytes float64 `json:"weight_and_optimizer_bytes"`
 		ActivationBytes         float64 `json:"activation_bytes"`
@@ -59,17 +70,13 @@ type measuredRun struct {
 		PaddedVocabSize         int     `json:"padded_vocab_size"`
 	} `json:"megatron_theory"`
 	Ranks []struct {
+		Module       string  `json:"module"`
 		MaxAllocated float64 `json:"max_allocated"`
 		MaxReserved  float64 `json:"max_reserved"`
 		SMI          struct {
 			ProcessUsedMiB float64 `json:"process_used_mib"`
 		} `json:"smi_after_last_step"`
 	} `json:"ranks"`
-	Env struct {
-		GPU            string `json:"gpu"`
-		Torch          string `json:"torch"`
-		MegatronCommit string `json:"megatron_commit"`
-	} `json:"env"`
 }
 
 func deref(p *int) int {
@@ -79,25 +86,47 @@ func deref(p *int) int {
 	return *p
 }
 
-func (r *measuredRun) inputs() (Config, Parallel, Training) {
-	a := r.Arguments
+// modules are the run's modules by name ("" for a one-model run).
+func (r *measuredRun) modules(t *testing.T) map[string]measuredArgs {
+	t.Helper()
+	var mimo map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(r.Arguments, &mimo))
+	out := map[string]measuredArgs{}
+	if _, ok := mimo["language"]; ok {
+		for name, raw := range mimo {
+			var a measuredArgs
+			require.NoError(t, json.Unmarshal(raw, &a))
+			out[name] = a
+		}
+		return out
+	}
+	var a measuredArgs
+	require.NoError(t, json.Unmarshal(r.Arguments, &a))
+	out[""] = a
+	return out
+}
+
+func (r *measuredRun) inputs(a measuredArgs) (Config, Parallel, Training) {
 	bias := a.AddBiasLinear
 	c := Config{
 		NumLayers: a.NumLayers, HiddenSize: a.HiddenSize, FFNHiddenSize: a.FFNHiddenSize,
 		NumAttentionHeads: a.NumAttentionHeads, NumQueryGroups: deref(a.NumQueryGroups),
-		KVChannels: deref(a.KVChannels), SeqLength: a.SeqLength, VocabSize: a.VocabSize,
+		KVChannels: deref(a.KVChannels), SeqLength: a.SeqLength, VocabSize: deref(a.VocabSize),
 		MakeVocabSizeDivisibleBy: a.MakeVocabSizeDivisibleBy, Swiglu: a.Swiglu,
 		Normalization: a.Normalization, UntieEmbeddingsAndOutputWeights: a.Untie,
 		AddBiasLinear: &bias, NumExperts: deref(a.NumExperts),
 		MoEFFNHiddenSize: deref(a.MoEFFNHiddenSize), MoERouterTopK: a.MoERouterTopK,
 		MoELayerFreq: a.MoELayerFreq, MoESharedExpertIntermediateSize: deref(a.MoESharedExpertIntermediateSize),
 	}
-	p := Parallel{NumRanks: a.WorldSize, TP: a.TP, PP: a.PP, EP: a.EP}.Resolve()
+	p := Parallel{NumRanks: a.WorldSize, TP: a.TP, PP: a.PP, EP: a.EP, CP: deref(a.CP)}.Resolve()
 	tr := Training{
 		UseDistributedOptimizer: a.UseDistributedOptimizer,
 		SequenceParallel:        a.SequenceParallel && a.TP > 1,
 		MicroBatchSize:          a.MicroBatchSize,
 		NumMicrobatches:         a.GlobalBatchSize / (a.MicroBatchSize * p.DP),
+		// The scripts run Megatron-core's local layer spec (no Transformer
+		// Engine) unless the run names another implementation.
+		TransformerImpl: ImplLocal,
 	}
 	if a.RecomputeGranularity != nil {
 		tr.RecomputeGranularity = *a.RecomputeGranularity
@@ -108,32 +137,41 @@ func (r *measuredRun) inputs() (Config, Parallel, Training) {
 	if a.RecomputeNumLayers != nil {
 		tr.RecomputeNumLayers = *a.RecomputeNumLayers
 	}
-	// The script runs Megatron-LM's training step: bf16 forces fp32
-	// gradient reduction (arguments.py:1213-1217); its layers are the local
-	// spec unless the run names another implementation.
-	tr.TransformerImpl = ImplLocal
 	if a.TransformerImpl != nil {
 		tr.TransformerImpl = *a.TransformerImpl
 	}
 	if a.AttentionBackend != nil {
 		tr.AttentionBackend = *a.AttentionBackend
 	}
+	if f := r.Stack.GradReduceInFP32; f != nil {
+		tr.GradReduceInBF16 = !*f
+	}
 	return c, p, tr
 }
 
-// peak is the most loaded rank's figures.
-func (r *measuredRun) peak() (allocated, reserved, smi float64) {
+// rankPeak is the busiest rank's figures, among the ranks of module (""
+// for every rank).
+func (r *measuredRun) rankPeak(module string) (allocated, reserved, smi float64) {
 	for _, k := range r.Ranks {
+		if module != "" && k.Module != module {
+			continue
+		}
 		allocated, reserved = max(allocated, k.MaxAllocated), max(reserved, k.MaxReserved)
 		smi = max(smi, k.SMI.ProcessUsedMiB*(1<<20))
 	}
 	return allocated, reserved, smi
 }
 
+// loadMeasured reads every measured results file, by file name (the GPU
+// and run, such as h100-x1 or h200-x2).
 func loadMeasured(t *testing.T) map[string]map[string]measuredRun {
 	t.Helper()
-	files, err := filepath.Glob("testdata/measured/*.json")
-	require.NoError(t, err)
+	var files []string
+	for _, g := range []string{"testdata/measured/*.json", "../../testdata/measured/*.json"} {
+		f, err := filepath.Glob(g)
+		require.NoError(t, err)
+		files = append(files, f...)
+	}
 	require.NotEmpty(t, files)
 	out := map[string]map[string]measuredRun{}
 	for _, f := range files {
@@ -143,7 +181,16 @@ func loadMeasured(t *testing.T) map[string]map[string]measuredRun {
 			Configs map[string]measuredRun `json:"configs"`
 		}
 		require.NoError(t, json.Unmarshal(data, &doc), f)
-		require.NotEmpty(t, doc.Configs, f)
+		runs := map[string]measuredRun{}
+		for name, r := range doc.Configs {
+			if len(r.Ranks) > 0 { // megatron-theory.json holds figures, not runs
+				runs[name] = r
+			}
+		}
+		if len(runs) == 0 {
+			continue
+		}
+		doc.Configs = runs
 		out[strings.TrimSuffix(filepath.Base(f), ".json")] = doc.Configs
 	}
 	return out
@@ -154,7 +201,12 @@ func loadMeasured(t *testing.T) map[string]map[string]measuredRun {
 func TestMeasuredRunsMegatronFigure(t *testing.T) {
 	for gpu, runs := range loadMeasured(t) {
 		for name, r := range runs {
-			c, p, tr := r.inputs()
+			mods := r.modules(t)
+			a, ok := mods[""]
+			if !ok {
+				a = mods["language"] // a MIMO run's figure is its language model's
+			}
+			c, p, tr := r.inputs(a)
 			m := Compute(c, p, tr).Megatron
 			assert.Equal(t, r.Theory.PaddedVocabSize, m.PaddedVocabSize, "%s/%s", gpu, name)
 			assert.Equal(t, r.Theory.ActivationFunction, m.ActivationFormula, "%s/%s", gpu, name)
@@ -179,13 +231,25 @@ func measuredAgreement(t *testing.T) []agreement {
 	var out []agreement
 	for gpu, runs := range loadMeasured(t) {
 		for name, r := range runs {
-			c, p, tr := r.inputs()
-			e := Total(c, p, tr)
-			_, reserved, smi := r.peak()
-			require.Positive(t, smi, "%s/%s", gpu, name)
-			ratio := e.TotalBytes() / smi
-			out = append(out, agreement{gpu: gpu, name: name, megatron: e.Megatron.TotalBytes(), total: e.TotalBytes(),
-				reserved: reserved, smi: smi, ratio: ratio, within: ratio >= 0.9 && ratio <= 1.1, underShort: ratio < 0.9})
+			mods := r.modules(t)
+			for mod, a := range mods {
+				c, p, tr := r.inputs(a)
+				label := name
+				if mod != "" {
+					// A MIMO module on its own GPU: one bridge to the other.
+					tr.Communicators = 1
+					label = name + "/" + mod
+					if mod != "language" && strings.HasPrefix(r.Stack.Schedule, "encoder: all forwards then all backwards") {
+						tr.MicrobatchesInFlight = tr.NumMicrobatches
+					}
+				}
+				e := Total(c, p, tr)
+				_, reserved, smi := r.rankPeak(mod)
+				require.Positive(t, smi, "%s/%s", gpu, label)
+				ratio := e.TotalBytes() / smi
+				out = append(out, agreement{gpu: gpu, name: label, megatron: e.Megatron.TotalBytes(), total: e.TotalBytes(),
+					reserved: reserved, smi: smi, ratio: ratio, within: ratio >= 0.9 && ratio <= 1.1, underShort: ratio < 0.9})
+			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

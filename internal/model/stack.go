@@ -50,12 +50,24 @@ func (t Training) Resolve() Training {
 	return t
 }
 
-// scoresKept reports whether attention keeps its a*s*s scores: the local
-// layers' DotProductAttention, or Transformer Engine told to run unfused,
-// without selective recompute (which recomputes core attention).
+// unfusedAttention reports whether core attention materializes its a*s*s
+// scores: Megatron's own DotProductAttention (attention_backend local, or
+// auto under the local layers, whose spec uses it) or Transformer Engine
+// told to run unfused. flash and fused keep O(s).
+func (t *Training) unfusedAttention() bool {
+	switch t.AttentionBackend {
+	case AttentionUnfused, AttentionLocal:
+		return true
+	case AttentionFlash, AttentionFused:
+		return false
+	}
+	return t.TransformerImpl == ImplLocal
+}
+
+// scoresKept reports whether the scores are kept for backward: unfused
+// attention without selective recompute (which recomputes core attention).
 func (t *Training) scoresKept() bool {
-	unfused := t.TransformerImpl == ImplLocal || t.AttentionBackend == AttentionUnfused || t.AttentionBackend == AttentionLocal
-	return unfused && t.RecomputeGranularity == RecomputeNone
+	return t.unfusedAttention() && t.RecomputeGranularity == RecomputeNone
 }
 
 // torchAdam reports whether the optimizer is the torch AdamW fallback

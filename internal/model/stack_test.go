@@ -82,20 +82,36 @@ func TestTrainingResolve(t *testing.T) {
 func TestTotalAddsOverheads(t *testing.T) {
 	c, tr := gpt()
 	for _, tc := range []struct {
-		par  Parallel
-		want int
+		par       Parallel
+		coll, p2p int
 	}{
-		{Parallel{NumRanks: 1}, 0},
-		{Parallel{NumRanks: 2, TP: 2}, 1},
-		{Parallel{NumRanks: 2}, 1},                      // dp 2
-		{Parallel{NumRanks: 8, TP: 2, PP: 2, CP: 2}, 5}, // tp, cp, pp, dp x cp, the tied embedding
-		{Parallel{NumRanks: 4, TP: 2, PP: 2}, 3},        // tp, pp, embedding
+		{Parallel{NumRanks: 1}, 0, 0},
+		{Parallel{NumRanks: 2, TP: 2}, 1, 0},
+		{Parallel{NumRanks: 2}, 1, 0},                      // dp 2
+		{Parallel{NumRanks: 8, TP: 2, PP: 2, CP: 2}, 4, 1}, // tp, cp, dp x cp, the tied embedding; pp
+		{Parallel{NumRanks: 4, TP: 2, PP: 2}, 2, 1},        // tp, embedding; pp
 	} {
-		assert.Equal(t, tc.want, Communicators(c, tc.par, tr), "%+v", tc.par)
+		coll, p2p := Communicators(c, tc.par, tr)
+		assert.Equal(t, [2]int{tc.coll, tc.p2p}, [2]int{coll, p2p}, "%+v", tc.par)
 		e, whole := Compute(c, tc.par, tr), Total(c, tc.par, tr)
 		body := e.WeightAndOptimizerBytes() + e.ActivationBytes()
-		assert.InDelta(t, body*(1+AllocatorSlackFraction)+float64(tc.want)*NCCLCommunicatorBytes+CUDAContextBytes, whole.TotalBytes(), 1)
+		assert.InDelta(t, body*(1+AllocatorSlackFraction)+float64(tc.coll)*NCCLCollectiveBytes+float64(tc.p2p)*NCCLP2PBytes+CUDAContextBytes, whole.TotalBytes(), 1)
 	}
 	tr.Communicators = 2
-	assert.Equal(t, 2, Communicators(c, Parallel{NumRanks: 1}, tr), "the layout's bridges")
+	_, p2p := Communicators(c, Parallel{NumRanks: 1}, tr)
+	assert.Equal(t, 2, p2p, "the layout's bridges")
+	m := c
+	m.NumExperts, m.MoERouterTopK = 4, 2
+	coll, _ := Communicators(m, Parallel{NumRanks: 4, EP: 2}, tr)
+	assert.Equal(t, 5, coll, "dp, the aux loss's tp x dp x cp, tp x ep, expert dp, the expert optimizer's norm")
+	e := Total(m, Parallel{NumRanks: 4, EP: 2}, tr)
+	assert.Contains(t, termNames(e), TermMoEFragmentation)
+}
+
+func termNames(e Estimate) []string {
+	var n []string
+	for _, t := range e.Terms {
+		n = append(n, t.Name)
+	}
+	return n
 }

@@ -1,19 +1,14 @@
 package rankmap_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,106 +18,6 @@ import (
 	"github.com/mimoplan/mimoplan/internal/testutil"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
-
-// chromium is the browser the tests drive: Debian's, which `make
-// chromium` installs (and `make test` runs first). Without it the tests
-// are skipped, except in CI, where that is a failure.
-func chromium(tb testing.TB) string {
-	tb.Helper()
-	path := os.Getenv("MIMOPLAN_CHROMIUM")
-	if path == "" {
-		path = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("CI") != "" {
-			tb.Fatalf("CI without %s: `make chromium` installs Debian's chromium (as root)", path)
-		}
-		tb.Skipf("no %s: the browser tests need Debian's chromium; `make chromium` installs it (as root)", path)
-	}
-	return path
-}
-
-// browser is a headless chromium that records console errors, uncaught
-// exceptions and any request that is not for a file: a page that reaches
-// for the network is not self-contained.
-type browser struct {
-	ctx      context.Context
-	mu       sync.Mutex
-	problems []string
-}
-
-func newBrowser(tb testing.TB) *browser {
-	exe := chromium(tb)
-	// Not tb.TempDir: chromium may still be writing its profile when the
-	// test's own cleanup runs.
-	profile, err := os.MkdirTemp("", "mimoplan-chromium-")
-	require.NoError(tb, err)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.UserDataDir(profile),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.WindowSize(1280, 900),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	tb.Cleanup(func() {
-		_ = chromedp.Cancel(ctx) // closes the browser and waits for it
-		cancelTimeout()
-		cancel()
-		cancelAlloc()
-		_ = os.RemoveAll(profile)
-	})
-	b := &browser{ctx: ctx}
-	chromedp.ListenTarget(ctx, func(ev any) {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		switch ev := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if ev.Type == runtime.APITypeError || ev.Type == runtime.APITypeWarning {
-				var args []string
-				for _, a := range ev.Args {
-					args = append(args, string(a.Value))
-				}
-				b.problems = append(b.problems, "console "+string(ev.Type)+": "+strings.Join(args, " "))
-			}
-		case *runtime.EventExceptionThrown:
-			b.problems = append(b.problems, "exception: "+ev.ExceptionDetails.Error())
-		case *network.EventRequestWillBeSent:
-			if u := ev.Request.URL; !strings.HasPrefix(u, "file:") && !strings.HasPrefix(u, "data:") {
-				b.problems = append(b.problems, "network request: "+u)
-			}
-		}
-	})
-	require.NoError(tb, chromedp.Run(ctx, network.Enable(), runtime.Enable()))
-	return b
-}
-
-// open loads a page and waits for its script to finish.
-func (b *browser) open(tb testing.TB, path string) {
-	tb.Helper()
-	require.NoError(tb, chromedp.Run(b.ctx,
-		chromedp.Navigate("file://"+path),
-		chromedp.WaitVisible(`body[data-ready="1"]`, chromedp.ByQuery)))
-}
-
-func (b *browser) eval(tb testing.TB, js string, out any) {
-	tb.Helper()
-	require.NoError(tb, chromedp.Run(b.ctx, chromedp.Evaluate(js, out)))
-}
-
-func (b *browser) noProblems(tb testing.TB) {
-	tb.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	assert.Empty(tb, b.problems, "the page must load and run without console errors, exceptions or network requests")
-}
 
 func load(tb testing.TB, path string) *validate.Result {
 	tb.Helper()
@@ -177,25 +72,25 @@ func wantGroups(m *grid.Module, r int) []string {
 
 // clickAndRead clicks a rank cell as a user does and reads the groups the
 // side panel lists for it.
-func (b *browser) clickAndRead(tb testing.TB, rank int) []string {
+func clickAndRead(tb testing.TB, b *testutil.Browser, rank int) []string {
 	tb.Helper()
 	sel := fmt.Sprintf(`.cell[data-rank="%d"]`, rank)
-	require.NoError(tb, chromedp.Run(b.ctx,
+	require.NoError(tb, chromedp.Run(b.Ctx,
 		chromedp.Click(sel, chromedp.ByQuery),
 		chromedp.WaitVisible(fmt.Sprintf(`#info[data-rank="%d"]`, rank), chromedp.ByQuery)))
 	var got []string
-	b.eval(tb, `Array.from(document.querySelectorAll("#info [data-kind]")).map(e => e.textContent)`, &got)
+	b.Eval(tb, `Array.from(document.querySelectorAll("#info [data-kind]")).map(e => e.textContent)`, &got)
 	return got
 }
 
 func TestPageNemotron(t *testing.T) {
 	res := load(t, "layouts/nemotron-vlm-8gpu.yaml")
-	b := newBrowser(t)
+	b := testutil.NewBrowser(t)
 	path := writePage(t, res, "")
-	b.open(t, path)
+	b.Open(t, path)
 
 	var cells []map[string]string
-	b.eval(t, `Array.from(document.querySelectorAll("[data-rank]")).map(e => ({rank: e.dataset.rank, module: e.dataset.module}))`, &cells)
+	b.Eval(t, `Array.from(document.querySelectorAll("[data-rank]")).map(e => ({rank: e.dataset.rank, module: e.dataset.module}))`, &cells)
 	require.Len(t, cells, 8, "one cell per rank")
 	for i, c := range cells {
 		want := "vision"
@@ -213,10 +108,10 @@ func TestPageNemotron(t *testing.T) {
 		if r >= 4 {
 			m = tp.Modules[1]
 		}
-		assert.Equal(t, wantGroups(m, r), b.clickAndRead(t, r), "rank %d", r)
+		assert.Equal(t, wantGroups(m, r), clickAndRead(t, b, r), "rank %d", r)
 	}
 	var text string
-	b.eval(t, `document.querySelector("#info").textContent`, &text)
+	b.Eval(t, `document.querySelector("#info").textContent`, &text)
 	assert.Contains(t, text, "rank 6 (node 0, local GPU 6)")
 	assert.Contains(t, text, "bridge leader", "language's leaders are the first of each data lane: 4 and 6")
 	assert.Contains(t, text, "dense: tp 0/2, gtp_remat 0/1, cp 0/1, dp 1/2, pp 0/1")
@@ -224,9 +119,9 @@ func TestPageNemotron(t *testing.T) {
 
 	// Choosing a kind outlines its groups: each cell carries its group.
 	for _, kind := range []string{"dp", "ep", "tp"} {
-		b.eval(t, `(() => { const s = document.querySelector("#kind"); s.value = "`+kind+`"; s.dispatchEvent(new Event("change")); return true })()`, new(bool))
+		b.Eval(t, `(() => { const s = document.querySelector("#kind"); s.value = "`+kind+`"; s.dispatchEvent(new Event("change")); return true })()`, new(bool))
 		var groups []string
-		b.eval(t, `Array.from(document.querySelectorAll(".cell")).map(e => e.dataset.group)`, &groups)
+		b.Eval(t, `Array.from(document.querySelectorAll(".cell")).map(e => e.dataset.group)`, &groups)
 		for r, g := range groups {
 			m := tp.Modules[r/4]
 			e, _ := m.Group(kind)
@@ -235,14 +130,14 @@ func TestPageNemotron(t *testing.T) {
 	}
 
 	var side string
-	b.eval(t, `document.querySelector("aside").textContent`, &side)
+	b.Eval(t, `document.querySelector("aside").textContent`, &side)
 	assert.Contains(t, side, "4 micro-batches per global batch (8 / 2)", "the batch arithmetic")
-	b.noProblems(t)
+	b.NoProblems(t)
 
 	if out := os.Getenv("MIMOPLAN_SCREENSHOT"); out != "" {
 		var png []byte
-		b.eval(t, `(() => { const s = document.querySelector("#kind"); s.value = "tp"; s.dispatchEvent(new Event("change")); return true })()`, new(bool))
-		require.NoError(t, chromedp.Run(b.ctx,
+		b.Eval(t, `(() => { const s = document.querySelector("#kind"); s.value = "tp"; s.dispatchEvent(new Event("change")); return true })()`, new(bool))
+		require.NoError(t, chromedp.Run(b.Ctx,
 			chromedp.EmulateViewport(1180, 470),
 			chromedp.Click(`.cell[data-rank="5"]`, chromedp.ByQuery),
 			chromedp.CaptureScreenshot(&png)))
@@ -253,79 +148,79 @@ func TestPageNemotron(t *testing.T) {
 // Warnings are pinned to their modules' ranks: clicking one marks them.
 func TestPageWarnings(t *testing.T) {
 	res := load(t, "layouts/three-module-4node.yaml")
-	b := newBrowser(t)
-	b.open(t, writePage(t, res, "dp"))
+	b := testutil.NewBrowser(t)
+	b.Open(t, writePage(t, res, "dp"))
 	var n int
-	b.eval(t, `document.querySelectorAll("#warnings li[data-module]").length`, &n)
+	b.Eval(t, `document.querySelectorAll("#warnings li[data-module]").length`, &n)
 	require.Positive(t, n, "the layout has warnings")
 	var module string
-	b.eval(t, `document.querySelector("#warnings li[data-module]").dataset.module`, &module)
-	require.NoError(t, chromedp.Run(b.ctx, chromedp.Click(`#warnings li[data-module]`, chromedp.ByQuery)))
+	b.Eval(t, `document.querySelector("#warnings li[data-module]").dataset.module`, &module)
+	require.NoError(t, chromedp.Run(b.Ctx, chromedp.Click(`#warnings li[data-module]`, chromedp.ByQuery)))
 	var pinned []string
-	b.eval(t, `Array.from(document.querySelectorAll(".cell.pin")).map(e => e.dataset.rank)`, &pinned)
+	b.Eval(t, `Array.from(document.querySelectorAll(".cell.pin")).map(e => e.dataset.rank)`, &pinned)
 	m := res.Topology.Module(module)
 	require.NotNil(t, m)
 	assert.Len(t, pinned, m.NumRanks)
 	assert.Equal(t, strconv.Itoa(m.RankOffset), pinned[0])
-	b.noProblems(t)
+	b.NoProblems(t)
 }
 
 // At 131,072 ranks the page has a cell per node, stays under 5 MB, and a
 // node drills down to its ranks, whose groups are right.
 func TestPageScale(t *testing.T) {
 	res := load(t, "layouts/scale-131072.yaml")
-	b := newBrowser(t)
+	b := testutil.NewBrowser(t)
 	path := writePage(t, res, "")
 	st, err := os.Stat(path)
 	require.NoError(t, err)
 	assert.Less(t, st.Size(), int64(5<<20), "page size")
 	t.Logf("page: %d bytes", st.Size())
-	b.open(t, path)
+	b.Open(t, path)
 
 	var nodes, ranks int
-	b.eval(t, `document.querySelectorAll("[data-node]").length`, &nodes)
-	b.eval(t, `document.querySelectorAll("[data-rank]").length`, &ranks)
+	b.Eval(t, `document.querySelectorAll("[data-node]").length`, &nodes)
+	b.Eval(t, `document.querySelectorAll("[data-rank]").length`, &ranks)
 	assert.Equal(t, 16384, nodes, "one cell per node")
 	assert.Zero(t, ranks, "no rank cells before a drill-down")
 
-	require.NoError(t, chromedp.Run(b.ctx,
+	require.NoError(t, chromedp.Run(b.Ctx,
 		chromedp.Click(`[data-node="8750"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#drill .cell[data-rank="70007"]`, chromedp.ByQuery)))
 	var drilled []string
-	b.eval(t, `Array.from(document.querySelectorAll("#drill [data-rank]")).map(e => e.dataset.rank + " " + e.dataset.module)`, &drilled)
+	b.Eval(t, `Array.from(document.querySelectorAll("#drill [data-rank]")).map(e => e.dataset.rank + " " + e.dataset.module)`, &drilled)
 	require.Len(t, drilled, 8)
 	assert.Equal(t, "70000 language", drilled[0])
-	assert.Equal(t, wantGroups(res.Topology.Module("language"), 70003), b.clickAndRead(t, 70003))
+	assert.Equal(t, wantGroups(res.Topology.Module("language"), 70003), clickAndRead(t, b, 70003))
 
 	// group-crosses-node names its first cp group, [16384 16392]: clicking
 	// the warning marks the two nodes that hold it.
-	require.NoError(t, chromedp.Run(b.ctx, chromedp.Click(`#warnings li[data-ranks="16384 16392"]`, chromedp.ByQuery)))
+	require.NoError(t, chromedp.Run(b.Ctx, chromedp.Click(`#warnings li[data-ranks="16384 16392"]`, chromedp.ByQuery)))
 	var pinned []string
-	b.eval(t, `Array.from(document.querySelectorAll(".node.pin")).map(e => e.dataset.node)`, &pinned)
+	b.Eval(t, `Array.from(document.querySelectorAll(".node.pin")).map(e => e.dataset.node)`, &pinned)
 	assert.Equal(t, []string{"2048", "2049"}, pinned)
-	b.noProblems(t)
+	b.NoProblems(t)
 }
 
 // BenchmarkPageLoad131072 is the time headless chromium takes to load the
 // 131,072-rank page and run its script (navigation to the ready flag).
 func BenchmarkPageLoad131072(b *testing.B) {
 	res := load(b, "layouts/scale-131072.yaml")
-	br := newBrowser(b)
+	br := testutil.NewBrowser(b)
 	path := writePage(b, res, "")
 	for b.Loop() {
-		br.open(b, path)
+		br.Open(b, path)
 	}
 	var domComplete float64
-	br.eval(b, `performance.getEntriesByType("navigation")[0].domComplete`, &domComplete)
+	br.Eval(b, `performance.getEntriesByType("navigation")[0].domComplete`, &domComplete)
 	b.ReportMetric(domComplete, "ms-domComplete")
 }
 
 // BenchmarkPageNemotron is the same for the 8-rank page.
 func BenchmarkPageLoadNemotron(b *testing.B) {
 	res := load(b, "layouts/nemotron-vlm-8gpu.yaml")
-	br := newBrowser(b)
+	br := testutil.NewBrowser(b)
 	path := writePage(b, res, "")
 	for b.Loop() {
-		br.open(b, path)
+		br.Open(b, path)
 	}
 }

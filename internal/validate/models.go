@@ -105,6 +105,16 @@ func (c *checker) training(i int) model.Training {
 			t.NumMicrobatches = g / step
 		}
 	}
+	if lang := c.sizedLanguage(); lang >= 0 && lang != i && t.Communicators > 0 {
+		// An encoder on its own ranks is the first stage of the job's
+		// pipeline (examples/mimo/pretrain_mimo.py:144 runs Megatron's
+		// pipeline schedule over the encoder and language stages): under
+		// 1F1B it holds a micro-batch for every stage after it.
+		t.MicrobatchesInFlight = 1 + c.l.Modules[lang].PP
+		if n := t.NumMicrobatches; n > 0 {
+			t.MicrobatchesInFlight = min(t.MicrobatchesInFlight, n)
+		}
+	}
 	return t
 }
 

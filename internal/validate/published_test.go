@@ -27,7 +27,6 @@ var gpuMiB = map[string]int{"H100": 81559, "A100": 81920, "B200": 183359}
 // them fits, so the list only shrinks.
 var refusedRecipes = map[string]string{
 	"mixtral-8x22b-64k-nemo.yaml":             "no recompute at 64k tokens: the first stage keeps 56 layers' activations of 16k tokens a rank (302 GiB); the recipe has no published run",
-	"nemotron4-15b-dgxc.yaml":                 "1.4% over (80.76 of 79.65 GiB): the per-communicator NCCL figure (2 x 640 MiB here) is not measured yet",
 	"bridge-25.11-h100-qwen3-30b-a3b-fp8-pp2": "the 25.11 row's recompute settings are not in the recipe at 067f987 (qwen3_moe.py:68 is the EP 16 variant); without recompute its 48 MoE layers of 8 x 8192 token copies need 50 GiB",
 }
 
