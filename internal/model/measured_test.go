@@ -191,7 +191,11 @@ func loadMeasured(t *testing.T) map[string]map[string]measuredRun {
 			continue
 		}
 		doc.Configs = runs
-		out[strings.TrimSuffix(filepath.Base(f), ".json")] = doc.Configs
+		key := strings.TrimSuffix(filepath.Base(f), ".json")
+		if _, dup := out[key]; dup {
+			key += " (testdata/measured)" // a later run on the same kind of machine
+		}
+		out[key] = doc.Configs
 	}
 	return out
 }
