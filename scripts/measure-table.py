@@ -19,7 +19,8 @@ MiB = 1024 * 1024
 def layout(c):
     a = c["arguments"]
     if "language" in a:
-        return "vision 1 GPU + language 1 GPU"
+        n = a["language"]["world_size"]
+        return f"both modules on {n} GPUs, dp{n}" if n > 1 else "vision 1 GPU + language 1 GPU"
     parts = [f"{k}{a[f]}" for k, f in (("tp", "tensor_model_parallel_size"),
                                          ("pp", "pipeline_model_parallel_size"),
                                          ("cp", "context_parallel_size"),
@@ -63,7 +64,7 @@ def memory(doc):
         t = c.get("megatron_theory")
         a = c["arguments"].get("language", c["arguments"])
         theory = f"{t['total_bytes'] / MiB:,.0f}" if t else "-"
-        if "language" in c["arguments"]:
+        if "language" in c["arguments"] and c["arguments"]["language"]["world_size"] == 1:
             per = ", ".join(f"{x['module']} {x['smi_after_last_step'].get('process_used_mib')}"
                             for x in r)
             smi = f"{smi:,} ({per})"

@@ -61,7 +61,7 @@ STEP_MOE = dict(num_layers=12, hidden_size=2048, ffn_hidden_size=8192, num_atten
 STEP8_MOE = dict(STEP_MOE, micro_batch_size=8, global_batch_size=32)
 # The MIMO pair (measure_mimo.py): a CLIP ViT-L/14 at 336 px (577 tokens with the class token) and
 # its two-layer MLP projector on rank 0, GPT_MEDIUM (untied) on rank 1; each sample is one image's
-# 576 embeddings followed by 1,472 text tokens.
+# 576 embeddings followed by 1,472 text tokens. "-coloc": both on both ranks, data-parallel.
 MIMO_VISION = dict(num_layers=24, hidden_size=1024, ffn_hidden_size=4096, num_attention_heads=16,
                    seq_length=577, vocab_size=None, attention_backend="flash",
                    micro_batch_size=2, global_batch_size=8)
@@ -124,11 +124,17 @@ CONFIGS = {
     "step8-moe-ep1-dp2": (2, dict(STEP8_MOE)),
     "step8-moe-ep2": (2, dict(STEP8_MOE, expert_model_parallel_size=2)),
     "mimo-vit-gpt": (2, {"vision": MIMO_VISION, "language": MIMO_LANGUAGE}),
+    "mimo-vit-gpt-coloc": (2, {"vision": MIMO_VISION, "language": MIMO_LANGUAGE}),
 }
 
 
 def is_mimo(name):
     return name.startswith("mimo-")
+
+
+def is_coloc(name):
+    """A colocated MIMO configuration: every module on every rank, data-parallel."""
+    return is_mimo(name) and name.endswith("-coloc")
 
 
 def _module_args(over, world):
@@ -143,10 +149,11 @@ def _module_args(over, world):
 
 def config_args(name):
     """(gpus, arguments); for a MIMO configuration the arguments are {module: arguments}, each
-    module on one rank of its own."""
+    module on one rank of its own, or on every rank when colocated."""
     gpus, over = CONFIGS[name]
     if is_mimo(name):
-        return gpus, {m: _module_args(o, 1) for m, o in over.items()}
+        world = gpus if is_coloc(name) else 1
+        return gpus, {m: _module_args(o, world) for m, o in over.items()}
     return gpus, _module_args(over, gpus)
 
 
@@ -228,7 +235,8 @@ def layout_yaml(name):
     training["attention_backend"] = first["attention_backend"]
     body = ""
     for i, (m, x) in enumerate(mods.items()):
-        body += _module_yaml(m, x, x["world_size"], i if is_mimo(name) else None)
+        offset = (0 if is_coloc(name) else i) if is_mimo(name) else None
+        body += _module_yaml(m, x, x["world_size"], offset)
     return (f"# scripts/measure-memory.py --layout --config {name}\n"
             "version: 1\n"
             f"cluster: {{nodes: 1, gpus_per_node: {gpus}}}\n"

@@ -21,6 +21,11 @@ queue behind each other); rank 0 then runs the encoder's backward per microbatch
 parallel state is initialised with pipeline size 2 (so each rank's data-parallel group is itself)
 while each model is given a process-group collection whose pipeline group is its rank alone (so
 each builds all its layers).
+
+"-coloc" configurations put both modules on every rank instead (one MegatronModule holding the
+encoder, the projector and the language model, the embeddings passed in memory), data-parallel
+over the ranks with Megatron's no-pipelining schedule and finalize_model_grads: the colocated
+layout of the same job, for comparison.
 """
 
 import os
@@ -58,12 +63,14 @@ def run(megatron_dir, name, out_path, warmup, timed, report):
     import measure_shims
 
     dist.init_process_group(backend="nccl", rank=rank, world_size=world)
-    parallel_state.initialize_model_parallel(pipeline_model_parallel_size=2)
+    coloc = mc.is_coloc(name)
+    parallel_state.initialize_model_parallel(pipeline_model_parallel_size=1 if coloc else 2)
     model_parallel_cuda_manual_seed(1234)
-    solo = [dist.new_group([r]) for r in range(world)][rank]
-    fwd_group, bwd_group = dist.new_group([0, 1]), dist.new_group([0, 1])
     pgc = ProcessGroupCollection.use_mpu_process_groups()
-    pgc.pp = solo
+    if not coloc:
+        solo = [dist.new_group([r]) for r in range(world)][rank]
+        fwd_group, bwd_group = dist.new_group([0, 1]), dist.new_group([0, 1])
+        pgc.pp = solo
     groups_smi = rt.smi(os.getpid())
     measure_shims.install_sp_norm()
 
@@ -106,18 +113,45 @@ def run(megatron_dir, name, out_path, warmup, timed, report):
             x = self.vit(images)[:, 1:, :]  # drop the class token: [b, 576, h]
             return self.proj(x.permute(1, 0, 2).contiguous())  # [576, b, llm hidden]
 
-    if rank == 0:
+    def language_model(config):
+        spec = get_gpt_layer_local_spec(normalization=la["normalization"])
+        if la["attention_backend"] == "flash":
+            spec.submodules.self_attention.submodules.core_attention = measure_shims.SDPAttention
+        return GPTModel(config=config, transformer_layer_spec=spec,
+                        vocab_size=lns.padded_vocab_size, max_sequence_length=seq,
+                        pre_process=True, post_process=True, parallel_output=True,
+                        share_embeddings_and_output_weights=False, pg_collection=pgc)
+
+    class Colocated(MegatronModule):
+        """Both modules on this rank: the image embeddings go straight to the language model."""
+        from megatron.core.enums import ModelType
+        model_type = ModelType.encoder_or_decoder
+
+        def __init__(self, config):
+            super().__init__(config=config)
+            self.model_type = self.__class__.model_type  # the schedule asks, as of GPTModel
+            self.vision = VisionSide(tconfig(va))
+            self.language = language_model(config)
+
+        def set_input_tensor(self, t):
+            pass
+
+        def forward(self, images, text, position_ids, labels):
+            emb = self.vision(images)
+            text_emb = self.language.embedding(input_ids=text,
+                                               position_ids=position_ids[:, emb.shape[0]:])
+            dec = torch.cat([emb, text_emb], dim=0)
+            return self.language(text, position_ids, None, decoder_input=dec, labels=labels)
+
+    if coloc:
+        config = tconfig(la)
+        model = Colocated(config)
+    elif rank == 0:
         config = tconfig(va)
         model = VisionSide(config)
     else:
         config = tconfig(la)
-        spec = get_gpt_layer_local_spec(normalization=la["normalization"])
-        if la["attention_backend"] == "flash":
-            spec.submodules.self_attention.submodules.core_attention = measure_shims.SDPAttention
-        model = GPTModel(config=config, transformer_layer_spec=spec,
-                         vocab_size=lns.padded_vocab_size, max_sequence_length=seq,
-                         pre_process=True, post_process=True, parallel_output=True,
-                         share_embeddings_and_output_weights=False, pg_collection=pgc)
+        model = language_model(config)
     model.cuda(torch.cuda.current_device())
     model = Float16Module(config, model)
     ddp_config = DistributedDataParallelConfig(grad_reduce_in_fp32=True,
@@ -127,6 +161,10 @@ def run(megatron_dir, name, out_path, warmup, timed, report):
     optimizer = get_megatron_optimizer(
         OptimizerConfig(optimizer="adam", lr=1e-4, weight_decay=0.01, bf16=True,
                         params_dtype=torch.bfloat16, clip_grad=1.0), [model])
+    if coloc:  # as run_gpt: Megatron's schedule reduces the gradients over dp
+        from megatron.core.distributed.finalize_model_grads import finalize_model_grads
+        config.finalize_model_grads_func = finalize_model_grads
+        config.grad_scale_func = optimizer.scale_loss
     after_setup = rt.snapshot()
     after_setup["smi"] = rt.smi(os.getpid())
 
@@ -134,7 +172,33 @@ def run(megatron_dir, name, out_path, warmup, timed, report):
     g.manual_seed(42 + rank)
     h = la["hidden_size"]
     pos = torch.arange(seq, device="cuda").unsqueeze(0).expand(mbs, -1)
-    gpt = model.module.module if rank == 1 else None
+    gpt = model.module.module if rank == 1 and not coloc else None
+
+    def colocated_step():
+        from megatron.core.pipeline_parallel import get_forward_backward_func
+
+        def data():
+            while True:
+                yield (torch.randn(mbs, 3, mc.MIMO_IMAGE["img"], mc.MIMO_IMAGE["img"],
+                                   device="cuda", generator=g),
+                       torch.randint(0, la["vocab_size"], (mbs, seq - n_img), device="cuda",
+                                     generator=g),
+                       torch.randint(0, la["vocab_size"], (mbs, seq), device="cuda",
+                                     generator=g))
+
+        def forward_step(it, m):
+            img, text, labels = next(it)
+            out = m(img, text, pos, labels)
+
+            def loss_func(t):
+                loss = t.float().mean()
+                return loss, {"lm loss": loss.detach().clone()}
+            return out, loss_func
+
+        losses = get_forward_backward_func()(
+            forward_step_func=forward_step, data_iterator=data(), model=[model],
+            num_microbatches=n_mb, seq_length=seq, micro_batch_size=mbs, forward_only=False)
+        return float(sum(float(x["lm loss"]) for x in losses)) / len(losses)
 
     def encoder_step():
         outs, sends = [], []
@@ -178,8 +242,11 @@ def run(megatron_dir, name, out_path, warmup, timed, report):
         timer.start()
         model.zero_grad_buffer()
         optimizer.zero_grad()
-        loss = encoder_step() if rank == 0 else language_step()
-        model.finish_grad_sync()
+        if coloc:
+            loss = colocated_step()  # finalize_model_grads syncs the gradients
+        else:
+            loss = encoder_step() if rank == 0 else language_step()
+            model.finish_grad_sync()
         if i < 2:
             before_step = rt.snapshot()
         ok, grad_norm, _ = optimizer.step()
@@ -193,7 +260,8 @@ def run(megatron_dir, name, out_path, warmup, timed, report):
             per_step.append(snap)
     last = rt.snapshot()
     mine = {
-        "rank": rank, "module": "vision" if rank == 0 else "language",
+        "rank": rank,
+        "module": "vision+language" if coloc else "vision" if rank == 0 else "language",
         "parameters_on_rank": params_here, "smi_after_cuda_init": context_smi,
         "smi_after_process_groups": groups_smi, "after_setup": after_setup, "steps": per_step,
         "after_last_step": last, "max_allocated": last["max_allocated"],
@@ -213,7 +281,9 @@ def run(megatron_dir, name, out_path, warmup, timed, report):
                                       for m, t in theory["modules"].items()},
             "stack": {"transformer_impl": "local", "attention_backend": la["attention_backend"],
                       "grad_reduce_in_fp32": True,
-                      "schedule": "encoder: all forwards then all backwards; "
+                      "schedule": "colocated: encoder then language model per microbatch, "
+                                  "data-parallel over the ranks" if coloc else
+                                  "encoder: all forwards then all backwards; "
                                   "language: forward+backward per microbatch"},
             "step": rt.step_summary(ranks, warmup, la["global_batch_size"] * seq, flops, gpus),
             "ranks": ranks, "env": rt.env_info(optimizer),
