@@ -121,6 +121,7 @@ fuzz-invariants:
 	$(GO) test ./internal/launch -run '^$$' -fuzz '^FuzzWriters$$' -fuzztime $(FUZZTIME_SLOW)
 	$(GO) test ./internal/importer -run '^$$' -fuzz '^FuzzMegatronLM$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/importer -run '^$$' -fuzz '^FuzzBridgeEnv$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/estimate -run '^$$' -fuzz '^FuzzEstimate$$' -fuzztime $(FUZZTIME_SLOW)
 	$(GO) test ./cmd/mimoplan -run '^$$' -fuzz '^FuzzHumanOutput$$' -fuzztime $(FUZZTIME_SLOW)
 
 clean:

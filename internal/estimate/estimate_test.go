@@ -3,6 +3,7 @@ package estimate_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"math"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mimoplan/mimoplan/internal/estimate"
+	"github.com/mimoplan/mimoplan/internal/exitcode"
 	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/model"
 	"github.com/mimoplan/mimoplan/internal/testutil"
@@ -230,4 +232,22 @@ func halfUnit(s string) float64 {
 		return 0.005e9 + 1
 	}
 	return 0.05e6 + 1
+}
+
+// The documented largest model sizes (every dimension 2^24) gave
+// "parameters": -9223372036854775808 in JSON and negative GiB in the
+// table: estimate refuses them, naming the module and the figure.
+func TestEstimateRefusesFiguresPastInt64(t *testing.T) {
+	src := "version: 1\nworld_size: 1\nmodules:\n  - name: language\n    num_ranks: 1\n    model: {num_layers: 16777216, hidden_size: 16777216, num_attention_heads: 1, seq_length: 16777216, vocab_size: 16777216, ffn_hidden_size: 16777216}\n"
+	l, d := layout.Parse("big.yaml", []byte(src))
+	res := validate.Check(l, d)
+	var out bytes.Buffer
+	for _, print := range []func(io.Writer, *validate.Result) error{estimate.PrintJSON, estimate.PrintTable} {
+		err := print(&out, res)
+		require.ErrorContains(t, err, `module "language": the model gives parameters 2.83e+22, more than 4611686018427387904`)
+		code, ok := exitcode.Of(err)
+		assert.True(t, ok)
+		assert.Equal(t, exitcode.Invalid, code)
+	}
+	assert.Empty(t, out.String(), "nothing printed")
 }

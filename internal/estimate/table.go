@@ -16,6 +16,9 @@ import (
 // PrintTable prints one row per estimated module, then each
 // module's terms: how mimoplan's figure differs from Megatron's.
 func PrintTable(w io.Writer, res *validate.Result) error {
+	if err := Check(res); err != nil {
+		return err
+	}
 	doc := Build(res)
 	// Borderless, so that a table of a few modules fits 80 columns.
 	t := tablewriter.NewTable(w,
