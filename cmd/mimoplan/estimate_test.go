@@ -2,12 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mimoplan/mimoplan/internal/model"
+	"github.com/mimoplan/mimoplan/internal/testutil"
 )
 
 const estimateLayout = `version: 1
@@ -81,4 +84,33 @@ func TestEstimateTableAndExitCodes(t *testing.T) {
 	code, _, errOut = mimoplan(t, "estimate", "--format", "yaml", short)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "format")
+}
+
+// --format html is one page, with the measured run beside the estimate;
+// --measured wants html and a run the file has.
+func TestEstimateHTML(t *testing.T) {
+	root := testutil.RepoRoot()
+	lay := filepath.Join(root, "testdata", "measured", "moe-ep2.yaml")
+	runs := filepath.Join(root, "testdata", "measured", "h200-x2.json")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--format", "html", lay}, 0, `<section data-module="language"`},
+		{[]string{"--format", "html", "--measured", runs, lay}, 0, `data-measured="11452547072"`},
+		{[]string{"--format", "html", "--measured", runs, "--config", "mimo-vit-gpt", lay}, 0, `data-measured="38675677184"`},
+		{[]string{"--measured", runs, lay}, 2, "--measured is read by --format html only"},
+		{[]string{"--format", "html", "--measured", runs, "--config", "nope", lay}, 2, `no measured run named "nope"`},
+		{[]string{"--format", "html", "--measured", filepath.Join(root, "no-such.json"), lay}, 2, "--measured"},
+	} {
+		code, out, errOut := mimoplan(t, append([]string{"estimate"}, tc.args...)...)
+		assert.Equal(t, tc.code, code, "%v: %s", tc.args, errOut)
+		assert.Contains(t, out+errOut, tc.want, "%v", tc.args)
+		if tc.code == 0 {
+			assert.True(t, strings.HasPrefix(out, "<!doctype html>"), "%v", tc.args)
+		} else {
+			assert.Empty(t, out, "%v: nothing printed on a usage error", tc.args)
+		}
+	}
 }

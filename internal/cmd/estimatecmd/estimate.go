@@ -2,6 +2,8 @@
 package estimatecmd
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,7 +14,7 @@ import (
 	"github.com/mimoplan/mimoplan/internal/exitcode"
 )
 
-var formats = []string{"table", "json"}
+var formats = []string{"table", "json", "html"}
 
 // Options are estimate's settings.
 type Options struct {
@@ -20,6 +22,11 @@ type Options struct {
 	Layout        string
 	Format        string
 	TargetVersion string
+	// Measured is a measured results file (testdata/measured/README.md)
+	// and MeasuredConfig the run in it (default: the layout's file name);
+	// --format html draws its figures beside the estimate.
+	Measured       string
+	MeasuredConfig string
 }
 
 // NewCmdEstimate returns the estimate command; runF, when not nil, runs in
@@ -35,7 +42,10 @@ loaded GPU (the first pipeline stage), and its FLOPs per sample: Megatron-LM's
 own figures (megatron/training/theoretical_memory_usage.py and
 num_floating_point_operations in training.py) with the module as the job, and
 mimoplan's, which adds named terms for what that formula ignores and the
-measured per-GPU overheads (docs/estimate.md). --format json has both.
+measured per-GPU overheads (docs/estimate.md). --format json has both;
+--format html draws each module's terms as a stacked bar against the GPU's
+memory, with the measured figure beside it when --measured names a
+measured results file (its run --config, by default the layout's name).
 
 The layout is validated first: its diagnostics go to standard error, and
 modules whose sizes or model break a rule are not estimated.
@@ -53,10 +63,19 @@ Exit codes: 0 valid, 1 the layout has an error (gpu-memory-short included),
 	}
 	cmdutil.StringEnumVar(cmd.Flags(), &opts.Format, "format", "table", "output format: "+strings.Join(formats, ", "), formats...)
 	cmdutil.AddTargetVersionFlag(cmd.Flags(), &opts.TargetVersion)
+	cmd.Flags().StringVar(&opts.Measured, "measured", "", "measured results `FILE` whose run --format html shows beside the estimate")
+	cmd.Flags().StringVar(&opts.MeasuredConfig, "config", "", "the measured run's `NAME` (default: the layout file's name without .yaml)")
 	return cmd
 }
 
 func estimateRun(o *Options) error {
+	if o.Measured != "" && o.Format != "html" {
+		return exitcode.Usagef("--measured is read by --format html only")
+	}
+	measured, err := o.readMeasured()
+	if err != nil {
+		return err
+	}
 	loader, err := cmdutil.LayoutFlags{TargetVersion: o.TargetVersion}.NewLoader(nil, o.IO.In)
 	if err != nil {
 		return err
@@ -70,9 +89,12 @@ func estimateRun(o *Options) error {
 			return err
 		}
 	}
-	if o.Format == "json" {
+	switch o.Format {
+	case "json":
 		err = estimate.PrintJSON(o.IO.Out, res)
-	} else {
+	case "html":
+		err = estimate.PrintHTML(o.IO.Out, res, measured)
+	default:
 		err = estimate.PrintTable(o.IO.Out, res)
 	}
 	if err != nil {
@@ -82,4 +104,25 @@ func estimateRun(o *Options) error {
 		return exitcode.Silent(exitcode.Invalid)
 	}
 	return nil
+}
+
+// readMeasured reads --measured's run, if any.
+func (o *Options) readMeasured() (map[string]estimate.Measured, error) {
+	if o.Measured == "" {
+		return nil, nil
+	}
+	f, err := os.Open(o.Measured)
+	if err != nil {
+		return nil, exitcode.Usagef("--measured: %v", err)
+	}
+	defer f.Close()
+	name := o.MeasuredConfig
+	if name == "" {
+		name = strings.TrimSuffix(filepath.Base(o.Layout), filepath.Ext(o.Layout))
+	}
+	m, err := estimate.ReadMeasured(f, name)
+	if err != nil {
+		return nil, exitcode.Usagef("--measured %s: %v", o.Measured, err)
+	}
+	return m, nil
 }
