@@ -41,6 +41,7 @@ const (
 	PRGTP           = 6570 // GTP in the MIMO example; fan-out counts GTP lanes
 	PRDestinationCP = 5720 // BridgeCommunicator: cp above 1 on the destination
 	PRMimoNames     = 6894 // --mimo-* names; the plain ones an error
+	PRLLMCP         = 7435 // the MIMO example: language cp above 1 when non-colocated
 )
 
 // Changes are in merge order. The list is the rules table of
@@ -62,6 +63,8 @@ var Changes = []Change{
 		"BridgeCommunicator accepts cp above 1 on its destination, the language module (target core); the encoder keeps cp 1 (bridge-cp-unsupported)"},
 	{PRMimoNames, MegatronLM, "2026-08-26", "", "flag",
 		"every grid argument is renamed --mimo-* (--mimo-encoder-tp ... --mimo-llm-only) and the plain names are an error"},
+	{PRLLMCP, MegatronLM, "2026-09-21", "", "rule",
+		"the MIMO example trains the language module with cp above 1 (--mimo-llm-cp) beside an encoder on other ranks, the encoder and projector keeping cp 1 (cp-unsupported no longer applies to such a language module); read in the PR's thread, its code is not in the mirror; merged after the thread's last comment, of 2026-09-21"},
 }
 
 // Version is a point in upstream history: the changes merged by then.

@@ -39,10 +39,12 @@ func (c *checker) bridge(es []edge) {
 	v := c.l.TargetVersion
 	// Since PR #5720 the destination (the language module) may have cp
 	// above 1; the Megatron-LM example and Bridge still want cp 1.
-	destCP := t.Target == layout.TargetCore && v.Has(upstream.PRDestinationCP)
+	// PR #7435 wires it into the Megatron-LM example.
+	destCP := t.Target == layout.TargetCore && v.Has(upstream.PRDestinationCP) ||
+		t.Target == layout.TargetMegatronLM && v.Has(upstream.PRLLMCP)
 	where := "on both ends"
 	if destCP {
-		where = "on its source side, the encoder (cp above 1 on the language module needs Megatron-LM PR #5720, which this target_version has)"
+		where = "on its source side, the encoder (cp above 1 on the language module needs Megatron-LM PR #5720, and for target megatron-lm PR #7435, which this target_version has)"
 	}
 	for i, m := range t.Modules {
 		if m.CP == 1 || m.Name == grid.LanguageModule && destCP {

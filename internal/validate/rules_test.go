@@ -83,8 +83,9 @@ func TestCommunicatorRules(t *testing.T) {
 			[]at{{"bridge-cp-unsupported", 4, 36, "vision"}}},
 		{"bridge cp 1 at 2026-08-22, before PR 5720", "version: 1\ntarget_version: 2026-08-22\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, cp: 2}\n",
 			[]at{{"bridge-cp-unsupported", 6, 38, "language"}}},
-		{"megatron-lm language cp stays an error since PR 5720", "version: 1\ntarget: megatron-lm\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, cp: 2}\n",
-			[]at{{"bridge-cp-unsupported", 6, 38, "language"}}},
+		{"megatron-lm language cp stays an error after PR 5720, until PR 7435", "version: 1\ntarget: megatron-lm\ntarget_version: 6894\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, cp: 2}\n",
+			[]at{{"bridge-cp-unsupported", 7, 38, "language"}}},
+		{"megatron-lm language cp since PR 7435", "version: 1\ntarget: megatron-lm\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, cp: 2}\n", nil},
 		{"bridge lanes count gtp_remat since PR 6263", "version: 1\nworld_size: 5\nmodules:\n- {name: vision, num_ranks: 3}\n- {name: language, num_ranks: 2, gtp_remat: 2}\n",
 			[]at{{"bridge-leaders-not-divisible", 4, 29, "vision"}}},
 		{"bridge leaders per dp replica before PR 6263", "version: 1\ntarget_version: 2026-08-03\nworld_size: 5\nmodules:\n- {name: vision, num_ranks: 3}\n- {name: language, num_ranks: 2, gtp_remat: 2}\n", nil},
@@ -180,9 +181,16 @@ func TestMegatronLMRules(t *testing.T) {
 		{"cp unsupported", "version: 1\ntarget: megatron-lm\nworld_size: 8\nmodules:\n- {name: language, num_ranks: 8, cp: 2}\n",
 			[]at{{"cp-unsupported", 5, 38, "language"}}},
 		{"cp 1 llm-only", "version: 1\ntarget: megatron-lm\nworld_size: 8\nmodules:\n- {name: language, num_ranks: 8, pp: 2}\n", nil},
-		// The bridge rule already names the cp of a non-colocated module.
-		{"cp reported once", head + "modules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, cp: 2}\n",
-			[]at{fanIn(5, 29, "vision"), {"bridge-cp-unsupported", 6, 38, "language"}}},
+		// The bridge rule already names the cp of a non-colocated module
+		// (before PR #7435).
+		{"cp reported once", head + "target_version: 6894\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, cp: 2}\n",
+			[]at{fanIn(6, 29, "vision"), {"bridge-cp-unsupported", 7, 38, "language"}}},
+		// Since PR #7435 the language module may use cp beside an encoder;
+		// the encoder keeps cp 1, and a language module alone too.
+		{"language cp since PR 7435", head + "modules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, cp: 2}\n",
+			[]at{fanIn(5, 29, "vision")}},
+		{"encoder cp since PR 7435", head + "modules:\n- {name: vision, num_ranks: 4, cp: 2}\n- {name: language, num_ranks: 4}\n",
+			[]at{{"bridge-cp-unsupported", 5, 36, "vision"}}},
 		{"encoder parallelism", "version: 1\ntarget: megatron-lm\nworld_size: 12\nmodules:\n- {name: vision, num_ranks: 8, pp: 2, ep: 2, expt_tp: 2}\n- {name: language, num_ranks: 4}\n",
 			[]at{{"encoder-parallelism-unsupported", 5, 36, "vision"}, {"encoder-parallelism-unsupported", 5, 43, "vision"}, {"encoder-parallelism-unsupported", 5, 55, "vision"}}},
 		{"language may use pp and ep", head + "modules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, pp: 2, ep: 2}\n", []at{fanIn(5, 29, "vision")}},

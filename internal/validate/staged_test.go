@@ -17,8 +17,9 @@ func TestStagedValidation(t *testing.T) {
 			"version: 1\ntarget: megatron-bridge\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: x}\n- {name: language, num_ranks: 6, tp: 4}\n- {name: audio, num_ranks: 3, tp: 3}\n",
 			[]at{{"invalid-value", 5, 29, "vision"}, {"dense-not-divisible", 6, 31, "language"}, {"tp-not-power-of-two", 7, 35, "audio"}}},
 		{"megatron-lm sizes beside a span out of the world",
-			"version: 1\ntarget: megatron-lm\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, pp: 2}\n- {name: audio, num_ranks: 2}\n- {name: language, num_ranks: 4, cp: 2}\n",
-			[]at{{"encoder-parallelism-unsupported", 5, 36, "vision"}, {"too-many-encoders", 6, 10, "audio"}, {"span-out-of-world", 7, 31, "language"}, {"cp-unsupported", 7, 38, "language"}}},
+			// target_version 6894: before PR #7435 the example wants cp 1.
+			"version: 1\ntarget: megatron-lm\ntarget_version: 6894\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, pp: 2}\n- {name: audio, num_ranks: 2}\n- {name: language, num_ranks: 4, cp: 2}\n",
+			[]at{{"encoder-parallelism-unsupported", 6, 36, "vision"}, {"too-many-encoders", 7, 10, "audio"}, {"span-out-of-world", 8, 31, "language"}, {"cp-unsupported", 8, 38, "language"}}},
 		{"micro-batch rules on the sound modules",
 			"version: 1\ntarget: megatron-bridge\nworld_size: 8\nbatch: {micro_batch_size: 2}\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 6, tp: 4}\n",
 			[]at{{"global-batch-required", 4, 8, ""}, {"micro-batch-not-divisible", 4, 27, "vision"}, {"dense-not-divisible", 7, 31, "language"}, {"span-out-of-world", 7, 31, "language"}}},

@@ -80,9 +80,16 @@ func (c *checker) megatronLM() {
 		}
 	}
 	done := c.seen()
+	encoder := false
+	for _, m := range c.l.Modules {
+		encoder = encoder || (m.Name != "" && m.Name != grid.LanguageModule)
+	}
 	for i, m := range c.sized {
 		if m == nil || m.CP == 1 {
 			continue
+		}
+		if m.Name == grid.LanguageModule && encoder && v.Has(upstream.PRLLMCP) {
+			continue // PR #7435: language cp beside a non-colocated encoder
 		}
 		pos := c.lm(i).Pos("cp")
 		if done.hasAt(pos, m.Name, diag.RuleBridgeCPUnsupported, diag.RuleColocatedPPCPUnsupported) {
