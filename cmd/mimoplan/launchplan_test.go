@@ -338,22 +338,31 @@ func TestLaunchDocExamples(t *testing.T) {
 
 	t.Run("megatron-lm", func(t *testing.T) {
 		code, out, stderr := mimoplan(t, "launch-plan", "llm-only-moe-16gpu.yaml", "--hosts", "node0,node1",
-			"--", "examples/mimo/pretrain_mimo.py", "--use-distributed-optimizer")
+			"--", "examples/mimo/pretrain_mimo.py", "--lr", "1e-4")
 		require.Equal(t, 0, code, stderr)
 		_, tail, ok := strings.Cut(out, "\nexec torchrun")
 		require.True(t, ok, out)
 		want := "$ mimoplan launch-plan layouts/llm-only-moe-16gpu.yaml --hosts node0,node1 \\\n" +
-			"    -- examples/mimo/pretrain_mimo.py --use-distributed-optimizer\n...\nexec torchrun" + tail
+			"    -- examples/mimo/pretrain_mimo.py --lr 1e-4\n...\nexec torchrun" + tail
 		assertDocBlock(t, blocks, want)
 
 		code, out, stderr = mimoplan(t, "launch-plan", "llm-only-moe-16gpu.yaml", "--hosts", "node0,node1", "--target-version", "2026-08-22",
-			"--", "examples/mimo/pretrain_mimo.py", "--use-distributed-optimizer")
+			"--", "examples/mimo/pretrain_mimo.py", "--lr", "1e-4")
 		require.Equal(t, 0, code, stderr)
 		_, tail, ok = strings.Cut(out, "\n  examples/mimo/pretrain_mimo.py")
 		require.True(t, ok, out)
 		want = "$ mimoplan launch-plan layouts/llm-only-moe-16gpu.yaml --hosts node0,node1 --target-version 2026-08-22 \\\n" +
-			"    -- examples/mimo/pretrain_mimo.py --use-distributed-optimizer\n...\n  examples/mimo/pretrain_mimo.py" + tail
+			"    -- examples/mimo/pretrain_mimo.py --lr 1e-4\n...\n  examples/mimo/pretrain_mimo.py" + tail
 		assertDocBlock(t, blocks, want)
+
+		// A program argument against the layout's training block.
+		code, out, stderr = mimoplan(t, "launch-plan", "llm-only-moe-16gpu.yaml", "--hosts", "node0,node1",
+			"--", "examples/mimo/pretrain_mimo.py", "--recompute-granularity", "full")
+		require.Equal(t, 1, code, stderr)
+		assert.Empty(t, out)
+		// The doc runs it from the repository root.
+		assertDocBlock(t, blocks, "$ mimoplan launch-plan layouts/llm-only-moe-16gpu.yaml --hosts node0,node1 -- examples/mimo/pretrain_mimo.py --recompute-granularity full\n"+
+			strings.ReplaceAll(stderr, "llm-only-moe-16gpu.yaml:", "layouts/llm-only-moe-16gpu.yaml:"))
 	})
 
 	t.Run("refusals", func(t *testing.T) {
