@@ -1,6 +1,7 @@
 package validate_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -146,4 +147,27 @@ func publishedRows(t *testing.T) []publishedRun {
 		out = append(out, publishedRun{r.ID, string(text)})
 	}
 	return out
+}
+
+// Megatron-LM's MIMO functional test as a layout (freeze on both modules,
+// the batch split as the runtime splits it): the modules' allocations
+// (weights and activations, without what lies outside PyTorch's
+// allocations) are within 10% of its golden mem-max-allocated-bytes.
+func TestMIMOGoldenLayout(t *testing.T) {
+	raw, err := os.ReadFile("../../internal/model/testdata/mimo-llava-golden.json")
+	require.NoError(t, err)
+	var g struct {
+		MaxAllocated float64 `json:"mem_max_allocated_bytes"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &g))
+	res, err := validate.Load("../../testdata/published/llava-mimo-functional-test.yaml")
+	require.NoError(t, err)
+	require.Len(t, res.Estimates, 2)
+	allocated := 0.0
+	for _, e := range res.Estimates {
+		assert.True(t, e.Training.Frozen, e.Name)
+		allocated += e.Estimate.WeightAndOptimizerBytes() + e.Estimate.ActivationBytes()
+	}
+	t.Logf("golden %.0f MiB, mimoplan %.0f MiB (%.3f)", g.MaxAllocated/(1<<20), allocated/(1<<20), allocated/g.MaxAllocated)
+	assert.InEpsilon(t, g.MaxAllocated, allocated, 0.10)
 }
