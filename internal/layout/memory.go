@@ -47,6 +47,23 @@ func (p *parser) gpuMemory(f field) {
 	p.l.GPUMemory = int64(b)
 }
 
+// ParseSize reads a size written as gpu_memory is (80GiB, 141GB,
+// 81559MiB) or 0, in bytes.
+func ParseSize(text string) (float64, error) {
+	if text == "0" {
+		return 0, nil
+	}
+	m := memoryText.FindStringSubmatch(text)
+	if m == nil {
+		return 0, fmt.Errorf("want a size such as 4GiB, 4.5GB or 4096MiB, or 0, got %q", text)
+	}
+	x, err := strconv.ParseFloat(m[1], 64)
+	if err != nil || x*memoryUnits[m[2]] > maxGPUMemory {
+		return 0, fmt.Errorf("want a size up to 64TiB, got %q", text)
+	}
+	return x * memoryUnits[m[2]], nil
+}
+
 // readFile reads a file the layout names, refusing what is not a regular
 // file or is larger than limit.
 func (p *parser) readFile(path string, limit int64) ([]byte, error) {

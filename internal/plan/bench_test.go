@@ -30,8 +30,8 @@ func BenchmarkSuggest(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, HW: steptime.GPUs["H100"],
-					GPUMemory: float64(spec.GPUMemory), Top: 5})
+				res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{},
+					Time: steptime.Select{Dev: steptime.Devices["H100"]}.For(spec), GPUMemory: float64(spec.GPUMemory), Top: 5})
 				if err != nil || len(res.Candidates) == 0 {
 					b.Fatalf("%s: %v, %d candidates", name, err, len(res.Candidates))
 				}

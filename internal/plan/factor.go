@@ -2,7 +2,6 @@ package plan
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 
 	"github.com/mimoplan/mimoplan/internal/layout"
@@ -45,8 +44,7 @@ func (s *searcher) choose(p int, off, n []int) {
 				continue // misses matter only while nothing fits, and say the same each time
 			}
 			e.missed = true
-			s.miss([]Choice{*c}, e.over, fmt.Sprintf("%s needs at least %s per GPU, %s more than gpu_memory %s",
-				m.Name, gib(e.over+s.req.GPUMemory), gib(e.over), gib(s.req.GPUMemory)))
+			s.miss([]Choice{*c}, e.over, s.overText(m.Name, "at least ", e.mem))
 			continue
 		}
 		if s.isBad(i) {
@@ -83,6 +81,7 @@ type entry struct {
 	ok     bool    // the model's rules accept the sizes
 	params float64 // parameters on the most loaded GPU
 	over   float64 // bytes by which its memory's lower bound exceeds gpu_memory (0: it may fit)
+	mem    float64 // its memory's lower bound (0: no model)
 	// lbTime is a lower bound of the module's time whatever its offset and
 	// the language module's lanes, with its parameters (listOK): lb with
 	// the least bubble and the dp all-reduce at the faster bandwidth.
@@ -177,9 +176,9 @@ func (s *searcher) prepare(i, n int, e *entry) {
 		return
 	}
 	if b, params, ok := s.req.Est.Memory(s.spec, m, &c); ok {
-		e.params = params
-		if s.req.GPUMemory > 0 && b > s.req.GPUMemory {
-			e.over = b - s.req.GPUMemory
+		e.params, e.mem = params, b
+		if lim := s.req.GPUMemory - s.req.Margin; s.req.GPUMemory > 0 && b > lim {
+			e.over = b - lim
 		}
 	}
 }
@@ -199,8 +198,19 @@ func (s *searcher) accepts(i int, c *Choice) bool {
 	if !seen {
 		ok = s.req.Est.Accepts(s.spec, &s.spec.Modules[i], c)
 		s.accepted.put(k, ok, 1)
+		if x, can := s.req.Est.(explainer); !ok && can && len(s.kept) == 0 && len(s.ruleMisses) < maxMisses {
+			// While nothing fits, the model's own rules may be what blocks
+			// every candidate: shown when no candidate got further.
+			s.ruleMisses = append(s.ruleMisses, Miss{Modules: []Choice{*c}, Blocks: x.Refusals(s.spec, &s.spec.Modules[i], c)})
+		}
 	}
 	return ok
+}
+
+// explainer is an Estimator that says why Accepts refuses sizes: its
+// rules' messages, as validate prints them.
+type explainer interface {
+	Refusals(spec *layout.Layout, m *layout.Module, c *Choice) []string
 }
 
 // microbatches is module i's number of micro-batches per global batch:

@@ -58,8 +58,8 @@ const judgeNodes = 100
 // kept set.
 func (s *searcher) judge(step, sum float64) bool {
 	if s.full || s.stop || s.beyond(step, sum) || s.req.Top > 0 && len(s.kept) == s.req.Top && step == s.threshold() && sum == s.kept[0].Score.SumSeconds &&
-		!lexLess(s.cur, s.kept[0].Modules) {
-		return false // a tie enters only by smaller sizes (less)
+		!lexLess(s.cur, s.kept[0].Modules) && !s.mayWinTie(&s.kept[0].Score) {
+		return false // a tie enters by fewer warnings, more headroom or smaller sizes (less)
 	}
 	if !s.visitN(judgeNodes) {
 		return false
@@ -93,6 +93,13 @@ func (s *searcher) judge(step, sum float64) bool {
 		t.MemoryBytes = e.Estimate.TotalBytes()
 		if s.req.GPUMemory > 0 {
 			t.HeadroomBytes = s.req.GPUMemory - t.MemoryBytes
+			if t.HeadroomBytes < s.req.Margin {
+				// Valid, but inside the headroom kept: a miss.
+				if len(s.kept) == 0 {
+					s.miss(slices.Clone(s.cur), s.req.Margin-t.HeadroomBytes, s.overText(t.Name, "", t.MemoryBytes))
+				}
+				return true
+			}
 		}
 	}
 	for i := range c.Score.Modules {
@@ -103,6 +110,27 @@ func (s *searcher) judge(step, sum float64) bool {
 	s.keep(c)
 	s.took = true
 	return true
+}
+
+// mayWinTie reports whether the current choice, tied with w on step and
+// sum, might come before it by warnings or headroom, which only validate
+// tells: not when w has no warning and at least the headroom the memory
+// lower bounds leave the current choice.
+func (s *searcher) mayWinTie(w *Score) bool {
+	if w.Warnings > 0 {
+		return true
+	}
+	ub := 0.0
+	for i := range s.cur {
+		h := 0.0
+		if e := s.curE[i]; s.req.GPUMemory > 0 && e != nil && e.mem > 0 {
+			h = s.req.GPUMemory - e.mem
+		}
+		if i == 0 || h < ub {
+			ub = h
+		}
+	}
+	return minHeadroom(w) < ub
 }
 
 // atBase reports whether every expert-free module has its first expert

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/mimoplan/mimoplan/internal/diag"
@@ -15,7 +16,9 @@ type Model struct{}
 
 // Shape is the model's size as the step-time model reads it
 // (steptime.ShapeOf).
-func (Model) Shape(_ *layout.Layout, m *layout.Module) steptime.Shape { return steptime.ShapeOf(m) }
+func (Model) Shape(spec *layout.Layout, m *layout.Module) steptime.Shape {
+	return steptime.ShapeIn(spec, m)
+}
 
 // Memory is a lower bound of the total validate's gpu-memory-short
 // compares with gpu_memory, from the module's own sizes: Megatron's
@@ -56,6 +59,21 @@ func (Model) Accepts(spec *layout.Layout, m *layout.Module, c *Choice) bool {
 		}
 	}
 	return true
+}
+
+// Refusals are the model's rules that refuse c's sizes, as validate words
+// them: "rule-id (module): message".
+func (Model) Refusals(spec *layout.Layout, m *layout.Module, c *Choice) []string {
+	if m.Model == nil {
+		return nil
+	}
+	var out []string
+	for _, v := range model.Check(m.Model.Config, parallel(m, c), spec.ModelTraining(m, c.DP)) {
+		if diag.SeverityOf(diag.RuleID(v.Rule)) == diag.Error {
+			out = append(out, fmt.Sprintf("%s (%s): %s", v.Rule, m.Name, v.Message))
+		}
+	}
+	return out
 }
 
 // ExpertFree: a model without experts has no expert layer, so its expert

@@ -18,12 +18,31 @@ func less(a, b *Candidate) bool {
 	if a.Score.SumSeconds != b.Score.SumSeconds {
 		return a.Score.SumSeconds < b.Score.SumSeconds
 	}
+	// Of two layouts as fast, the one without warnings, then the one with
+	// more memory to spare, is the one a user would run.
+	if a.Score.Warnings != b.Score.Warnings {
+		return a.Score.Warnings < b.Score.Warnings
+	}
+	if x, y := minHeadroom(&a.Score), minHeadroom(&b.Score); x != y {
+		return x > y
+	}
 	for i := range a.Modules {
 		if c := compareChoice(&a.Modules[i], &b.Modules[i]); c != 0 {
 			return c < 0
 		}
 	}
 	return false
+}
+
+// minHeadroom is the least memory a module of the score leaves free.
+func minHeadroom(s *Score) float64 {
+	h := 0.0
+	for i, m := range s.Modules {
+		if i == 0 || m.HeadroomBytes < h {
+			h = m.HeadroomBytes
+		}
+	}
+	return h
 }
 
 // lexLess is less's last key: a before b by their sizes.
@@ -118,4 +137,16 @@ func (s *searcher) miss(mods []Choice, over float64, blocks ...string) {
 		return x.over < y.over
 	})
 }
+
+// overText says that module name needs need bytes a GPU ("at least "
+// for a lower bound), more than gpu_memory less the headroom kept.
+func (s *searcher) overText(name, least string, need float64) string {
+	lim := s.req.GPUMemory - s.req.Margin
+	if s.req.Margin == 0 {
+		return fmt.Sprintf("%s needs %s%s per GPU, %s more than gpu_memory %s", name, least, gib(need), gib(need-lim), gib(s.req.GPUMemory))
+	}
+	return fmt.Sprintf("%s needs %s%s per GPU, %s more than gpu_memory %s less the %s headroom kept (--headroom)",
+		name, least, gib(need), gib(need-lim), gib(s.req.GPUMemory), gib(s.req.Margin))
+}
+
 func gib(b float64) string { return fmt.Sprintf("%.1f GiB", b/(1<<30)) }

@@ -42,8 +42,9 @@ type Request struct {
 	// spec's job)).
 	Time steptime.Model
 	// GPUMemory is the bytes of one GPU (0: unknown, memory is not
-	// checked).
-	GPUMemory float64
+	// checked); Margin the bytes of it a candidate must leave free
+	// (--headroom): one whose estimate leaves less is a miss.
+	GPUMemory, Margin float64
 	// Top is how many candidates to keep; 0 keeps every valid one (--all).
 	Top int
 	// Limit bounds the candidates --all keeps (0: MaxAll): past it the
@@ -90,6 +91,13 @@ type Result struct {
 	Candidates []Candidate `json:"candidates" yaml:"candidates"`
 	// Misses are the closest failures, when no candidate is valid.
 	Misses []Miss `json:"misses,omitempty" yaml:"misses,omitempty"`
+	// HeadroomKept is the Margin every candidate leaves free of a GPU's
+	// memory (--headroom), in bytes.
+	HeadroomKept float64 `json:"headroom_kept_bytes,omitempty" yaml:"headroom_kept_bytes,omitempty"`
+	// Reason is what stops every candidate before any size matters, when
+	// that is the spec itself (a colocated spec for a target without a
+	// colocated mode, no ranks left for a module).
+	Reason string `json:"reason,omitempty" yaml:"reason,omitempty"`
 	// Checked counts the candidates validate was asked about; Pruned those
 	// dropped before (by memory or by a score bound).
 	Checked int `json:"-" yaml:"-"`
@@ -161,9 +169,12 @@ type searcher struct {
 
 	kept   []Candidate // a max-heap by worse() when Top > 0
 	misses []Miss
-	res    Result
-	cur    []Choice
-	times  []ModuleTime
+	// ruleMisses are sizes the model's own rules refused, the misses shown
+	// when no candidate got as far as memory or validate.
+	ruleMisses []Miss
+	res        Result
+	cur        []Choice
+	times      []ModuleTime
 }
 
 // Search runs the request.
@@ -273,7 +284,14 @@ func (s *searcher) finish() {
 		return 0
 	})
 	s.res.Candidates = s.kept
+	if s.req.GPUMemory > 0 {
+		s.res.HeadroomKept = s.req.Margin
+	}
 	if len(s.kept) == 0 {
 		s.res.Misses = s.misses
+		if len(s.misses) == 0 {
+			s.res.Misses = s.ruleMisses
+		}
+		s.res.Reason = blocker(s.spec)
 	}
 }

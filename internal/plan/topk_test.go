@@ -38,29 +38,34 @@ func TestTopKEqualsHeadOfAll(t *testing.T) {
 		tcase{name: "MoE with an encoder, 8 GPUs", est: toyEstimator{weights: 8e9}, mem: 6e9,
 			spec: "version: 1\ncluster: {nodes: 2, gpus_per_node: 4}\nbatch: {micro_batch_size: 1, global_batch_size: 32}\nmodules:\n" +
 				"  - name: vision\n  - name: language\n    num_experts: 4\n"})
+	// Each case under the analytic and the calibrated step-time model: the
+	// bounds are exact for any model that passes steptimetest.
+	models := []steptime.Select{{Analytic: true, HW: steptime.GPUs["H100"]}, {Dev: steptime.Devices["H100"]}}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			spec, d := layout.ParseSpec("s.yaml", []byte(tc.spec))
-			require.False(t, d.HasErrors(), "%v", d.Items)
-			req := &Request{Spec: spec, Options: Options{GTP: tc.gtp, Layers: tc.layers}, Est: tc.est, HW: steptime.GPUs["H100"], GPUMemory: tc.mem}
-			if tc.mem == 0 {
-				req.GPUMemory = float64(spec.GPUMemory)
-			}
-			all, err := Search(req)
-			require.NoError(t, err)
-			all.Candidates = foldExperts(spec, req.Est, all.Candidates)
-			for _, k := range []int{1, 2, 5, 20} {
-				req.Top = k
-				top, err := Search(req)
-				require.NoError(t, err)
-				require.Len(t, top.Candidates, min(k, len(all.Candidates)))
-				for j := range top.Candidates {
-					a, b := &all.Candidates[j], &top.Candidates[j]
-					require.Equal(t, key(a.Modules), key(b.Modules), fmt.Sprintf("top %d, #%d", k, j))
-					require.Equal(t, a.Score, b.Score, fmt.Sprintf("top %d, #%d", k, j))
+		for _, sel := range models {
+			t.Run(fmt.Sprintf("%s/analytic=%v", tc.name, sel.Analytic), func(t *testing.T) {
+				spec, d := layout.ParseSpec("s.yaml", []byte(tc.spec))
+				require.False(t, d.HasErrors(), "%v", d.Items)
+				req := &Request{Spec: spec, Options: Options{GTP: tc.gtp, Layers: tc.layers}, Est: tc.est, HW: sel.HW, Time: sel.For(spec), GPUMemory: tc.mem}
+				if tc.mem == 0 {
+					req.GPUMemory = float64(spec.GPUMemory)
 				}
-			}
-		})
+				all, err := Search(req)
+				require.NoError(t, err)
+				all.Candidates = foldExperts(spec, req.Est, all.Candidates)
+				for _, k := range []int{1, 2, 5, 20} {
+					req.Top = k
+					top, err := Search(req)
+					require.NoError(t, err)
+					require.Len(t, top.Candidates, min(k, len(all.Candidates)))
+					for j := range top.Candidates {
+						a, b := &all.Candidates[j], &top.Candidates[j]
+						require.Equal(t, key(a.Modules), key(b.Modules), fmt.Sprintf("top %d, #%d", k, j))
+						require.Equal(t, a.Score, b.Score, fmt.Sprintf("top %d, #%d", k, j))
+					}
+				}
+			})
+		}
 	}
 }
 

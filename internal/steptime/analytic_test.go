@@ -88,6 +88,15 @@ func TestShapeOfGPT3(t *testing.T) {
 	s := ShapeOf(m)
 	assert.InEpsilon(t, 2.174868359479296e15, s.FLOPsPerSample, 1e-12)
 	assert.InEpsilon(t, 2.2045551734292478e15, s.FLOPsPerSample, 0.014, "the paper's count, full attention")
+	// Dims: core attention 6 q s^2 per layer (q = 12288), the MLP 4h
+	// wide, and about 12 l h^2 + V h parameters (GPT-3's 175B).
+	assert.InEpsilon(t, 6*12288*2048*2048*96.0, s.Dims.AttnFLOPsPerSample, 1e-12)
+	assert.InEpsilon(t, 12*96*12288*12288+51200*12288.0, s.Dims.DenseParams, 0.002)
+	// The output layer: 6 h V per token.
+	assert.InEpsilon(t, 6*12288*51200*2048.0, s.Dims.LogitsFLOPsPerSample, 1e-12)
+	assert.Equal(t, Dims{FFN: 49152, MoEFFN: 49152, AttnFLOPsPerSample: s.Dims.AttnFLOPsPerSample, LogitsFLOPsPerSample: s.Dims.LogitsFLOPsPerSample,
+		DenseParams: s.Dims.DenseParams}, s.Dims)
+	s.Dims = Dims{}
 	assert.Equal(t, Shape{FLOPsPerSample: s.FLOPsPerSample, Layers: 96, Hidden: 12288, Seq: 2048, KVDim: 12288, TopK: 2}, s)
 	assert.Equal(t, Shape{}, ShapeOf(&layout.Module{}), "no model, no cost")
 }

@@ -11,13 +11,16 @@ type Hardware struct {
 	Network    float64 // bytes/s per GPU across nodes
 }
 
-// GPUs are the built-in defaults (--gpu), from the vendors' data sheets:
+// GPUs are the built-in defaults (--gpu), from the vendors' data sheets
+// (Devices cites them; A100: 312 TFLOP/s, NVLink 3 at 300 GB/s, one
+// 200 Gb/s NIC a GPU):
 // H100 SXM and H200 989 TFLOP/s dense BF16 and NVLink 4 at 450 GB/s per
 // direction; B200 2.25 PFLOP/s dense BF16 and NVLink 5 at 900 GB/s. The
 // network is one 400 Gb/s NIC per GPU (50 GB/s), as in DGX H100/H200/B200.
 // Efficiency 0.4 is the MFU Megatron reaches on GPT models of this size
 // (Narayanan et al. 2021, table 1: 40-52% of peak on A100).
 var GPUs = map[string]Hardware{
+	"A100": {Name: "A100", PeakFLOPs: 312e12, Efficiency: 0.4, NVLink: 300e9, Network: 25e9},
 	"H100": {Name: "H100", PeakFLOPs: 989e12, Efficiency: 0.4, NVLink: 450e9, Network: 50e9},
 	"H200": {Name: "H200", PeakFLOPs: 989e12, Efficiency: 0.4, NVLink: 450e9, Network: 50e9},
 	"B200": {Name: "B200", PeakFLOPs: 2250e12, Efficiency: 0.4, NVLink: 900e9, Network: 50e9},

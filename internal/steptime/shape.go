@@ -28,6 +28,7 @@ func ShapeOf(m *layout.Module) Shape {
 		groups = c.NumAttentionHeads
 	}
 	s.KVDim = groups * c.KVChannels
+	s.Dims = DimsOf(m.Model.Config)
 	if c.NumExperts > 0 {
 		for i := 0; i < c.NumLayers; i++ {
 			switch {
@@ -39,6 +40,17 @@ func ShapeOf(m *layout.Module) Shape {
 				s.MoELayers++
 			}
 		}
+	}
+	return s
+}
+
+// ShapeIn is ShapeOf(m) with what the layout's training block says of m
+// (sequence parallelism, which layout.ModelTraining gives the language
+// module alone).
+func ShapeIn(spec *layout.Layout, m *layout.Module) Shape {
+	s := ShapeOf(m)
+	if m.Model != nil {
+		s.Dims.SequenceParallel = spec.ModelTraining(m, 1).SequenceParallel
 	}
 	return s
 }

@@ -65,6 +65,9 @@ type Shape struct {
 	Seq            int     // tokens per sample
 	KVDim          int     // key/value width: query groups * kv channels
 	TopK           int     // experts per token
+	// Dims is what the calibrated model reads beyond these (DimsOf); the
+	// analytic model reads none of it.
+	Dims Dims
 }
 
 // Module is one module of a candidate as a step-time model reads it: its

@@ -8,9 +8,18 @@ import (
 	"github.com/mimoplan/mimoplan/internal/plan"
 )
 
-// printMisses prints the closest misses, each with what blocks it.
-func printMisses(w io.Writer, ms []plan.Miss) error {
-	fmt.Fprintln(w, "no layout fits; the closest misses:")
+// printMisses prints what stops every candidate, when the spec itself
+// does, then the closest misses, each with what blocks it.
+func printMisses(w io.Writer, reason string, ms []plan.Miss) error {
+	if reason != "" {
+		fmt.Fprintf(w, "no layout fits: %s\n", reason)
+		if len(ms) == 0 {
+			return nil
+		}
+		fmt.Fprintln(w, "the closest misses:")
+	} else {
+		fmt.Fprintln(w, "no layout fits; the closest misses:")
+	}
 	for i, m := range ms {
 		fmt.Fprintf(w, "%d. %s\n", i+1, describeChoices(m.Modules))
 		for _, b := range m.Blocks {

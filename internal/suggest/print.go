@@ -4,6 +4,7 @@
 package suggest
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/mimoplan/mimoplan/internal/plan"
@@ -11,7 +12,10 @@ import (
 
 // Print writes res in format: json, yaml, or else a table of the
 // candidates, or the closest misses when none fits.
-func Print(w io.Writer, format string, res *plan.Result) error {
+func Print(w io.Writer, format string, res *plan.Result) error { return PrintWidth(w, format, res, 0) }
+
+// PrintWidth is Print with the table kept within width columns (0: any).
+func PrintWidth(w io.Writer, format string, res *plan.Result, width int) error {
 	switch format {
 	case "json":
 		return printJSON(w, res)
@@ -19,7 +23,14 @@ func Print(w io.Writer, format string, res *plan.Result) error {
 		return printYAML(w, res)
 	}
 	if len(res.Candidates) == 0 {
-		return printMisses(w, res.Misses)
+		return printMisses(w, res.Reason, res.Misses)
 	}
-	return printTable(w, res.Candidates)
+	if err := printTable(w, res.Candidates, width); err != nil {
+		return err
+	}
+	if res.HeadroomKept > 0 {
+		_, err := fmt.Fprintf(w, "every layout leaves at least %.1f GiB of a GPU's memory free (--headroom)\n", res.HeadroomKept/(1<<30))
+		return err
+	}
+	return nil
 }

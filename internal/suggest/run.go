@@ -18,11 +18,13 @@ type Request struct {
 	SpecPath string
 	// Probe, when set, reads this machine, which replaces the spec's
 	// cluster (ReadSpec).
-	Probe  Probe
-	Top    int // 0: every valid layout
-	GTP    bool
-	HW     steptime.Hardware
-	Format string // table, json or yaml
+	Probe Probe
+	Top   int // 0: every valid layout
+	GTP   bool
+	// Step is the step-time model (steptime.Select.For builds it for the
+	// spec).
+	Step   steptime.Select
+	Format string // table, json, yaml or html
 	Out    string // when set, the best layout is written there
 	// Progress, when set, gives the search's progress report and the
 	// function that ends it.
@@ -30,6 +32,25 @@ type Request struct {
 	// MaxNodes bounds the search (plan.Request.MaxNodes; 0:
 	// plan.DefaultMaxNodes).
 	MaxNodes int
+	// Headroom is the memory a candidate must leave free of a GPU's:
+	// HeadroomFraction of gpu_memory, or HeadroomBytes when that is not
+	// negative (--headroom).
+	HeadroomFraction, HeadroomBytes float64
+	// Width is the columns the table keeps within (0: any).
+	Width int
+}
+
+// DefaultHeadroom is --headroom's default: 5% of a GPU's memory (4 GiB of
+// an 80 GiB GPU) left free for what the estimate leaves out (allocator
+// fragmentation, NCCL's buffers, a longer sequence than planned).
+const DefaultHeadroom = 0.05
+
+// margin is the bytes a candidate must leave free of gpu GPU bytes.
+func (r *Request) margin(gpu float64) float64 {
+	if r.HeadroomBytes >= 0 {
+		return min(r.HeadroomBytes, gpu)
+	}
+	return r.HeadroomFraction * gpu
 }
 
 // Run reads the spec, searches, prints the result on stdout and writes
@@ -44,8 +65,8 @@ func Run(stdout, stderr io.Writer, r Request) error {
 	if err != nil {
 		return err
 	}
-	req := &plan.Request{Spec: spec, Options: plan.Options{GTP: r.GTP, Layers: plan.Layers}, Est: plan.Model{}, HW: r.HW,
-		GPUMemory: float64(spec.GPUMemory), Top: r.Top, MaxNodes: r.MaxNodes}
+	req := &plan.Request{Spec: spec, Options: plan.Options{GTP: r.GTP, Layers: plan.Layers}, Est: plan.Model{}, HW: r.Step.HW, Time: r.Step.For(spec),
+		GPUMemory: float64(spec.GPUMemory), Margin: r.margin(float64(spec.GPUMemory)), Top: r.Top, MaxNodes: r.MaxNodes}
 	if err := writeUnprunable(stderr, spec, maxNodes(r.MaxNodes)); err != nil {
 		return err
 	}
@@ -58,7 +79,7 @@ func Run(stdout, stderr io.Writer, r Request) error {
 	if err != nil {
 		return exitcode.Wrap(exitcode.Invalid, err)
 	}
-	if err := Print(stdout, r.Format, res); err != nil {
+	if err := PrintWidth(stdout, r.Format, res, r.Width); err != nil {
 		return err
 	}
 	if res.Stopped {

@@ -2,6 +2,8 @@
 package suggestcmd
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -9,6 +11,7 @@ import (
 	"github.com/mimoplan/mimoplan/internal/cmdutil"
 	"github.com/mimoplan/mimoplan/internal/exitcode"
 	"github.com/mimoplan/mimoplan/internal/gpuprobe"
+	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/plan"
 	"github.com/mimoplan/mimoplan/internal/suggest"
 )
@@ -28,6 +31,7 @@ type Options struct {
 	GTP        bool
 	Progress   bool
 	MaxNodes   int
+	Headroom   string
 	HW         HardwareFlags
 }
 
@@ -70,6 +74,7 @@ fits (the closest misses are printed with what blocks each), 2 usage error,
 	fs.BoolVar(&opts.Probe, "probe", false, "plan for this machine's visible GPUs (NVML) in place of the spec's cluster; honours CUDA_VISIBLE_DEVICES")
 	fs.BoolVar(&opts.Progress, "progress", false, "report the search's progress on stderr even when it is not a terminal (a line every ten seconds)")
 	fs.IntVar(&opts.MaxNodes, "max-nodes", plan.DefaultMaxNodes, "stop the search after this many search nodes, with the best layouts found so far")
+	fs.StringVar(&opts.Headroom, "headroom", fmt.Sprintf("%g%%", 100*suggest.DefaultHeadroom), "GPU memory every layout must leave free: a share of gpu_memory (5%) or a size (4GiB, 0)")
 	fs.BoolVar(&opts.GTP, "gtp", false, "also search gtp_remat and expt_gtp_remat where the spec leaves them out")
 	opts.HW.Bind(fs)
 	return cmd
@@ -82,11 +87,16 @@ func suggestRun(o *Options) error {
 	if o.MaxNodes < 1 {
 		return exitcode.Usagef("invalid --max-nodes %d: want at least 1", o.MaxNodes)
 	}
-	hw, err := o.HW.Hardware()
+	sel, err := o.HW.Select()
 	if err != nil {
 		return err
 	}
-	r := suggest.Request{SpecPath: o.Spec, Top: o.Top, GTP: o.GTP, HW: hw, Format: o.Format, Out: o.Out, MaxNodes: o.MaxNodes,
+	frac, bytes, err := headroom(o.Headroom)
+	if err != nil {
+		return err
+	}
+	r := suggest.Request{SpecPath: o.Spec, Top: o.Top, GTP: o.GTP, Step: sel, Format: o.Format, Out: o.Out, MaxNodes: o.MaxNodes,
+		HeadroomFraction: frac, HeadroomBytes: bytes, Width: cmdutil.TerminalWidth(o.IO.Out, 0),
 		Progress: func() (func(int, int), func()) { return cmdutil.Progress(o.IO.ErrOut) }}
 	if o.Progress {
 		r.Progress = func() (func(int, int), func()) { return cmdutil.ProgressLines(o.IO.ErrOut) }
@@ -98,4 +108,21 @@ func suggestRun(o *Options) error {
 		r.Probe = probeNode(o.ProbeLocal)
 	}
 	return suggest.Run(o.IO.Out, o.IO.ErrOut, r)
+}
+
+// headroom reads --headroom: a share of gpu_memory ("5%") or a size
+// ("4GiB", "0"); bytes is -1 for a share.
+func headroom(text string) (frac, bytes float64, err error) {
+	if p, ok := strings.CutSuffix(text, "%"); ok {
+		f, err := strconv.ParseFloat(p, 64)
+		if err != nil || !(f >= 0 && f < 100) {
+			return 0, 0, exitcode.Usagef("invalid --headroom %q: want a share of gpu_memory from 0%% to below 100%%, or a size such as 4GiB", text)
+		}
+		return f / 100, -1, nil
+	}
+	b, err := layout.ParseSize(text)
+	if err != nil {
+		return 0, 0, exitcode.Usagef("invalid --headroom: %v", err)
+	}
+	return 0, b, nil
 }

@@ -1,0 +1,52 @@
+package plan
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/steptime"
+)
+
+// When the spec itself stops every candidate, suggest says so first, in
+// words a user acts on, rather than listing misses that are not the cause.
+func TestBlocker(t *testing.T) {
+	const two = "cluster: {nodes: 1, gpus_per_node: 8}\nmodules:\n  - name: vision\n  - name: language\n"
+	tests := []struct {
+		name, spec, want string
+	}{
+		{"colocated for megatron-lm", "version: 1\ntarget: megatron-lm\ncolocated: true\n" + two,
+			"the spec wants the modules colocated (colocated: true), which Megatron-LM's MIMO example cannot run (colocated-unsupported): set colocated: false, or target core"},
+		{"colocated for megatron-bridge", "version: 1\ntarget: megatron-bridge\ncolocated: true\n" + two,
+			"the spec wants the modules colocated (colocated: true), which Megatron-Bridge cannot run (colocated-unsupported): set colocated: false, or target core"},
+		{"colocated for core", "version: 1\ntarget: core\ncolocated: true\n" + two, ""},
+		{"no ranks left", "version: 1\ntarget: core\ncolocated: false\ncluster: {nodes: 1, gpus_per_node: 8}\nmodules:\n  - name: vision\n  - {name: language, num_ranks: 8}\n",
+			"the modules need disjoint spans: no ranks are left for vision of the 8 (fixed num_ranks: language 8; every module needs at least one rank, a node with align: node)"},
+		{"no ranks left, bridge", "version: 1\ntarget: megatron-bridge\ncluster: {nodes: 2, gpus_per_node: 8}\nmodules:\n  - {name: vision, align: node}\n  - {name: language, num_ranks: 12}\n",
+			"Megatron-Bridge cannot run colocated modules, so they need disjoint spans: no ranks are left for vision of the 16 (fixed num_ranks: language 12; every module needs at least one rank, a node with align: node)"},
+		{"ranks enough", "version: 1\ntarget: core\ncolocated: false\ncluster: {nodes: 1, gpus_per_node: 8}\nmodules:\n  - name: vision\n  - {name: language, num_ranks: 7}\n", ""},
+		{"one module", "version: 1\ntarget: megatron-lm\ncolocated: true\ncluster: {nodes: 1, gpus_per_node: 8}\nmodules:\n  - name: language\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec, d := layout.ParseSpec("s.yaml", []byte(tt.spec))
+			require.False(t, d.HasErrors(), "%v", d.Items)
+			assert.Equal(t, tt.want, blocker(spec))
+		})
+	}
+}
+
+// A model rule that refuses every size is named as a miss, as validate
+// words it (it was "the spec's constraints allow no placement at all").
+func TestMissNamesModelRule(t *testing.T) {
+	spec, d := layout.ParseSpec("s.yaml", []byte("version: 1\ntarget: core\ncluster: {nodes: 1, gpus_per_node: 8, gpu_memory: 80GiB}\n"+
+		"modules:\n  - name: language\n    pp: 8\n    model: {preset: llama3.1-405b}\n"))
+	require.False(t, d.HasErrors(), "%v", d.Items)
+	res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory), Top: 5})
+	require.NoError(t, err)
+	require.Empty(t, res.Candidates)
+	require.NotEmpty(t, res.Misses)
+	assert.Contains(t, res.Misses[0].Blocks, "layers-not-divisible (language): num_layers (126) is not divisible by pp (8)")
+}

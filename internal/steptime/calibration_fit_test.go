@@ -1,0 +1,85 @@
+package steptime_test
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/mimoplan/mimoplan/internal/steptime"
+)
+
+var fitFlag = flag.Bool("fit", false, "search the calibrated model's constants on the fit rows and print them")
+
+// param is a fitted constant: where it lives and the range it may take
+// (physical limits: efficiencies and exposed shares within (0, 1]).
+type param struct {
+	name   string
+	ptr    func(*steptime.Constants) *float64
+	lo, hi float64
+}
+
+var fitted = []param{
+	{"GEMMEfficiency", func(k *steptime.Constants) *float64 { return &k.GEMMEfficiency }, 0.3, 0.95},
+	{"WidthHalf", func(k *steptime.Constants) *float64 { return &k.WidthHalf }, 1, 4096},
+	{"TokensHalf", func(k *steptime.Constants) *float64 { return &k.TokensHalf }, 1, 8192},
+	{"FP8Efficiency", func(k *steptime.Constants) *float64 { return &k.FP8Efficiency }, 0.5, 1},
+	{"AttnEfficiency", func(k *steptime.Constants) *float64 { return &k.AttnEfficiency }, 0.2, 0.8},
+	{"ElementwiseBytes", func(k *steptime.Constants) *float64 { return &k.ElementwiseBytes }, 0, 400},
+	{"CollectiveEfficiency", func(k *steptime.Constants) *float64 { return &k.CollectiveEfficiency }, 0.3, 1},
+	{"TPExposed", func(k *steptime.Constants) *float64 { return &k.TPExposed }, 0, 1},
+	{"EPExposed", func(k *steptime.Constants) *float64 { return &k.EPExposed }, 0, 1},
+	{"MoESync", func(k *steptime.Constants) *float64 { return &k.MoESync }, 0, 0.05},
+	{"PPExposed", func(k *steptime.Constants) *float64 { return &k.PPExposed }, 0, 1},
+	{"PPSync", func(k *steptime.Constants) *float64 { return &k.PPSync }, 0, 0.01},
+}
+
+// loss is the mean squared log error of the predicted steps on cs.
+func loss(cs []calCase, k steptime.Constants) float64 {
+	var s float64
+	for _, c := range cs {
+		d := math.Log(predict(c, k) / c.measured)
+		s += d * d
+	}
+	return s / float64(len(cs))
+}
+
+// TestCalibrationFit searches the constants on the fit rows alone
+// (coordinate descent, each constant within its range), starting from
+// Fitted, and prints them; run with -fit and copy the result into
+// constants.go.
+func TestCalibrationFit(t *testing.T) {
+	if !*fitFlag {
+		t.Skip("run with -fit")
+	}
+	fit, held := split(loadCalibration(t))
+	k := steptime.Fitted
+	best := loss(fit, k)
+	for round := 0; round < 60; round++ {
+		improved := false
+		for _, p := range fitted {
+			for _, step := range []float64{1.5, 1 / 1.5, 1.1, 1 / 1.1, 1.02, 1 / 1.02} {
+				trial := k
+				v := p.ptr(&trial)
+				*v = math.Min(p.hi, math.Max(p.lo, *v*step))
+				if *v == 0 {
+					*v = p.lo + 0.01*(p.hi-p.lo)
+				}
+				if l := loss(fit, trial); l < best {
+					best, k, improved = l, trial, true
+				}
+			}
+		}
+		if !improved {
+			break
+		}
+	}
+	var b strings.Builder
+	for _, p := range fitted {
+		fmt.Fprintf(&b, "\t%s: %.4g,\n", p.name, *p.ptr(&k))
+	}
+	t.Logf("fit loss %.4f (rows %d), held-out loss %.4f (rows %d)\n%s", best, len(fit), loss(held, k), len(held), b.String())
+	f, h := agree(fit, k), agree(held, k)
+	t.Logf("fit: median |p/m-1| %.3f, spearman %.3f; held-out: median %.3f, spearman %.3f", f.medianAbsErr, f.spearman, h.medianAbsErr, h.spearman)
+}

@@ -1,0 +1,80 @@
+package steptime
+
+import "github.com/mimoplan/mimoplan/internal/model"
+
+// Dims is what the calibrated model reads of a model beyond Shape's
+// totals: the GEMM widths and how the FLOPs and parameters split between
+// dense layers, experts and attention. The zero Dims reads every FLOP as a
+// dense GEMM of the hidden size.
+type Dims struct {
+	FFN     int // dense MLP width (ffn_hidden_size)
+	MoEFFN  int // an expert's MLP width
+	Experts int // num_experts
+	// AttnFLOPsPerSample is the s^2 part of Megatron's FLOPs (the score and
+	// context products of core attention), which runs in the attention
+	// kernel, not in GEMMs; ExpertFLOPsPerSample the routed experts' MLP.
+	AttnFLOPsPerSample   float64
+	ExpertFLOPsPerSample float64
+	// LogitsFLOPsPerSample is the output layer's (and the MTP heads'),
+	// which Megatron places on the last pipeline stage.
+	LogitsFLOPsPerSample float64
+	// DenseParams and ExpertParams are the model's parameters outside and
+	// inside the routed experts; their gradients are reduced over the data
+	// and the expert-data parallel groups.
+	DenseParams, ExpertParams float64
+	// SequenceParallel: the module runs with sequence parallelism (the
+	// layout gives it to the language module alone: ShapeIn).
+	SequenceParallel bool
+}
+
+// DimsOf splits config c as Megatron's num_floating_point_operations does
+// (internal/model/flops.go): core attention 6*q*s^2 per layer and sample
+// (the causal half of the forward score and context products, times 3 for
+// forward and backward), routed experts 6*h*moe_ffn*topk*(2 or 3 with
+// swiglu) per token and MoE layer, the output layer 6*h*vocab per token
+// and head.
+func DimsOf(cfg model.Config) Dims {
+	c := cfg.Resolve()
+	e := model.Compute(cfg, model.Parallel{NumRanks: 1, DP: 1}, model.Training{})
+	d := Dims{FFN: c.FFNHiddenSize, MoEFFN: c.MoEFFNHiddenSize, Experts: c.NumExperts}
+	if d.MoEFFN == 0 {
+		d.MoEFFN = d.FFN
+	}
+	seq, h := float64(c.SeqLength), float64(c.HiddenSize)
+	q := float64(c.KVChannels * c.NumAttentionHeads)
+	if c.MultiLatentAttention {
+		q = float64(c.NumAttentionHeads * (c.QKHeadDim + c.QKPosEmbHeadDim + c.VHeadDim) / 2)
+	}
+	layers := float64(c.NumLayers + c.MTPNumLayers)
+	d.AttnFLOPsPerSample = 6 * q * seq * seq * layers
+	ffnExp := 2.0
+	if c.Swiglu {
+		ffnExp = 3
+	}
+	moe := float64(moeLayers(&c))
+	if c.NumExperts > 0 {
+		d.ExpertFLOPsPerSample = 6 * h * float64(d.MoEFFN) * float64(c.MoERouterTopK) * ffnExp * moe * seq
+		d.ExpertParams = float64(c.NumExperts) * ffnExp * h * float64(d.MoEFFN) * moe
+	}
+	d.DenseParams = max(0, e.Megatron.Parameters-d.ExpertParams)
+	d.LogitsFLOPsPerSample = 6 * h * float64(e.Megatron.PaddedVocabSize) * float64(c.MTPNumLayers+1) * seq
+	return d
+}
+
+func moeLayers(c *model.Config) int {
+	if c.NumExperts == 0 {
+		return 0
+	}
+	n := 0
+	for i := 0; i < c.NumLayers; i++ {
+		switch {
+		case len(c.MoELayerPattern) > 0:
+			if i < len(c.MoELayerPattern) && c.MoELayerPattern[i] == 1 {
+				n++
+			}
+		case c.MoELayerFreq > 0 && i%c.MoELayerFreq == 0:
+			n++
+		}
+	}
+	return n
+}
