@@ -2,6 +2,7 @@ package importer
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"regexp"
@@ -77,13 +78,38 @@ func BridgeEnv(env map[string]string) (*Layout, error) {
 // torchrun ...), their values unquoted as the shell would for plain,
 // single- and double-quoted text. A later assignment wins.
 func ScriptEnv(r io.Reader) (map[string]string, error) {
-	env := map[string]string{}
+	env, _, err := readScript(r)
+	return env, err
+}
+
+// topologyHeredoc ends the here-document in which launch-plan's sh and
+// slurm plans carry the layout's topology (internal/launch heredocEnd; the
+// round-trip test holds the two together).
+const topologyHeredoc = "MIMOPLAN_TOPOLOGY_JSON"
+
+// readScript reads a script's variable assignments (ScriptEnv) and the
+// text of a launch-plan topology here-document in it, nil when none.
+func readScript(r io.Reader) (env map[string]string, topology []byte, err error) {
+	env = map[string]string{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 16<<20)
+	inDoc := false
 	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
+		raw := sc.Text()
+		if inDoc {
+			if raw == topologyHeredoc {
+				inDoc = false
+			} else {
+				topology = append(append(topology, raw...), '\n')
+			}
+			continue
+		}
+		line := strings.TrimSpace(raw)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
+		}
+		if strings.Contains(line, "<<'"+topologyHeredoc+"'") {
+			inDoc, topology = true, nil
 		}
 		words := shellWords(line)
 		if len(words) > 0 && words[0] == "export" {
@@ -97,7 +123,35 @@ func ScriptEnv(r io.Reader) (map[string]string, error) {
 			env[name] = val
 		}
 	}
-	return env, sc.Err()
+	return env, topology, sc.Err()
+}
+
+// topologyTraining reads the training object of a launch-plan topology
+// back into training settings, in the layout's key order (a key the
+// layout does not know goes last, for validate to name).
+func topologyTraining(topology []byte) ([]Setting, error) {
+	var t struct {
+		Training map[string]json.RawMessage `json:"training"`
+	}
+	if err := json.Unmarshal(topology, &t); err != nil {
+		return nil, fmt.Errorf("the plan's topology: %w", err)
+	}
+	var out []Setting
+	for _, k := range layout.TrainingKeys() {
+		if v, ok := t.Training[k.Name]; ok {
+			out = append(out, Setting{k.Name, string(v)})
+			delete(t.Training, k.Name)
+		}
+	}
+	rest := make([]string, 0, len(t.Training))
+	for k := range t.Training {
+		rest = append(rest, k)
+	}
+	sort.Strings(rest)
+	for _, k := range rest {
+		out = append(out, Setting{k, string(t.Training[k])})
+	}
+	return out, nil
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -208,12 +208,15 @@ func TestMegatronLMDefaultsAndErrors(t *testing.T) {
 }
 
 // TestBridgeEnvRoundTrip: import bridge-env --from-script of a
-// megatron-bridge layout's sh and slurm plans is the layout.
+// megatron-bridge layout's sh and slurm plans is the layout, its training
+// settings (from the plan's topology) included.
 func TestBridgeEnvRoundTrip(t *testing.T) {
 	for name, src := range map[string]string{
 		"llava": "version: 1\ntarget: megatron-bridge\nworld_size: 8\nmodules:\n- {name: language, num_ranks: 4, tp: 4}\n- {name: vision, num_ranks: 4, tp: 4, rank_offset: 4}\n",
 		"audio": "version: 1\ntarget: megatron-bridge\nworld_size: 8\nmodules:\n- {name: language, num_ranks: 4, tp: 4}\n- {name: vision, num_ranks: 2, tp: 2, rank_offset: 4}\n- {name: audio, num_ranks: 2, tp: 2, rank_offset: 6}\n",
 		"pp":    "version: 1\ntarget: megatron-bridge\ncluster: {nodes: 2, gpus_per_node: 8}\nmodules:\n- {name: vision, num_ranks: 4, tp: 1}\n- {name: language, num_ranks: 12, tp: 2, pp: 3, rank_offset: 4}\n",
+		"training": "version: 1\ntarget: megatron-bridge\nworld_size: 8\ntraining: {use_distributed_optimizer: true, sequence_parallel: true, recompute_granularity: full, recompute_method: block, recompute_num_layers: 2, grad_reduce_in_fp32: false, attention_backend: flash}\n" +
+			"modules:\n- {name: language, num_ranks: 4, tp: 4}\n- {name: vision, num_ranks: 4, tp: 4, rank_offset: 4}\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			res := check(t, src, "")
@@ -222,9 +225,9 @@ func TestBridgeEnvRoundTrip(t *testing.T) {
 			for _, format := range []string{"sh", "slurm"} {
 				var b bytes.Buffer
 				require.NoError(t, launch.Write(&b, format, p))
-				env, err := ScriptEnv(&b)
-				require.NoError(t, err)
-				l, err := BridgeEnv(env)
+				script := filepath.Join(t.TempDir(), "plan."+format)
+				require.NoError(t, os.WriteFile(script, b.Bytes(), 0o600))
+				l, err := BridgeSource(script, nil)
 				require.NoError(t, err)
 				got := check(t, yamlOf(t, l), "")
 				// The variables carry no cluster: the world alone.
@@ -459,4 +462,21 @@ func TestImportOverflow(t *testing.T) {
 	env["MIMO_VISION_TP"], env["MIMO_LANGUAGE_OFFSET"] = "1", "9223372036854775807"
 	_, err = BridgeEnv(env)
 	assert.ErrorContains(t, err, "MIMO_LANGUAGE_OFFSET 9223372036854775807 is more than 16777216")
+}
+
+func TestTopologyTraining(t *testing.T) {
+	got, err := topologyTraining([]byte(`{"version":1,"training":{"fp8":"e4m3","use_distributed_optimizer":true,"zz":1},"modules":[]}`))
+	require.NoError(t, err)
+	assert.Equal(t, []Setting{{"use_distributed_optimizer", "true"}, {"fp8", `"e4m3"`}, {"zz", "1"}}, got, "layout order, an unknown key last")
+	got, err = topologyTraining([]byte(`{"version":1,"modules":[]}`))
+	require.NoError(t, err)
+	assert.Empty(t, got)
+	_, err = topologyTraining([]byte(`{"version":`))
+	assert.ErrorContains(t, err, "the plan's topology")
+	// An unknown key reaches validate, which names it.
+	l := &Layout{Target: "megatron-bridge", WorldSize: 4, Training: []Setting{{"zz", "1"}},
+		Modules: []Module{{Name: "language", NumRanks: 4, TP: 1, GTPRemat: 1, CP: 1, PP: 1, EP: 1, ExptTP: 1, ExptGTPRemat: 1}}}
+	_, res, err := l.Check("imported.yaml")
+	require.NoError(t, err)
+	assert.False(t, res.Valid(false))
 }

@@ -13,14 +13,23 @@ import (
 // layout.
 func BridgeSource(path string, environ []string) (*Layout, error) {
 	env := map[string]string{}
+	var training []Setting
 	if path != "" {
 		f, err := layout.OpenRegular(path)
 		if err != nil {
 			return nil, err
 		}
 		defer f.Close()
-		if env, err = ScriptEnv(f); err != nil {
+		var topology []byte
+		if env, topology, err = readScript(f); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if topology != nil {
+			// A launch-plan script: its topology carries the training
+			// settings, which the MIMO_* variables cannot.
+			if training, err = topologyTraining(topology); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
 		}
 	} else {
 		for _, kv := range environ {
@@ -28,7 +37,12 @@ func BridgeSource(path string, environ []string) (*Layout, error) {
 			env[k] = val
 		}
 	}
-	return BridgeEnv(env)
+	l, err := BridgeEnv(env)
+	if err != nil {
+		return nil, err
+	}
+	l.Training = training
+	return l, nil
 }
 
 // Check reads l's YAML back as the layout file named file and validates it:
