@@ -79,8 +79,15 @@ func (c *Calibrated) Time(s *Shape, m Module) Parts { return c.time(s, &m, false
 // fused attention: the local layer spec or an unfused backend computes
 // softmax(QK^T)V as separate kernels through memory.
 func (c *Calibrated) stack() float64 {
-	if c.Train.TransformerImpl == "local" || c.Train.AttentionBackend == "unfused" || c.Train.AttentionBackend == "local" {
+	switch c.Train.AttentionBackend {
+	case "unfused", "local":
 		return c.K.UnfusedAttention
+	case "", "auto":
+		// The local spec's own core attention is Megatron-core's unfused
+		// DotProductAttention.
+		if c.Train.TransformerImpl == "local" {
+			return c.K.UnfusedAttention
+		}
 	}
 	return 1
 }
