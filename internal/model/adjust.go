@@ -176,10 +176,19 @@ func stackWeights(e *Estimate, p *Parallel, t *Training, w weights) {
 		if t.UseDistributedOptimizer {
 			updated = (w.tpSharded+w.replicated)/float64(max(p.DP*p.CP, 1)) + w.expertSharded/float64(max(w.expertDP, 1))
 		}
-		if d := 4*updated - e.ActivationBytes(); d > 0 {
+		// The step's peak is the copy and, where it is the peak, the
+		// allocator's reserve above it; the larger of that and the
+		// activations' peak counts (so the figure never falls as the
+		// activations grow).
+		copyBytes := 4 * updated
+		d := copyBytes - e.ActivationBytes()
+		withSlack := copyBytes*(1+TorchAdamSlackFraction) - e.ActivationBytes()
+		if d > 0 {
 			e.Add(Term{Name: TermOptimizerStep, Part: PartWeights, Bytes: d,
 				Why: "torch's AdamW (no Transformer Engine or Apex) takes a temporary fp32 copy of the parameters it updates in its step, after the activations are freed: the peak is the larger of the two"})
-			e.Add(Term{Name: TermOptimizerStepSlack, Part: PartOverhead, Bytes: TorchAdamSlackFraction * 4 * updated,
+		}
+		if withSlack > 0 {
+			e.Add(Term{Name: TermOptimizerStepSlack, Part: PartOverhead, Bytes: withSlack - max(d, 0),
 				Why: fmt.Sprintf("torch's foreach AdamW allocates its temporaries tensor by tensor; at a peak that is the step, the allocator reserved %.0f%% of the copy above it (measured 29%% to 79%%)", 100*TorchAdamSlackFraction)})
 		}
 	}
