@@ -115,3 +115,43 @@ func termNames(e Estimate) []string {
 	}
 	return n
 }
+
+// suggest prunes with a module's total at micro-batch 1 and one
+// micro-batch in flight (plan.Model.Memory): every stack's total must
+// never fall as the micro-batch or the micro-batches grow.
+func TestTotalGrowsWithTheBatch(t *testing.T) {
+	c, _ := gpt()
+	moe := c
+	moe.NumExperts, moe.MoERouterTopK, moe.Normalization = 8, 2, "RMSNorm"
+	for _, tr := range []Training{
+		{},
+		{TransformerImpl: ImplLocal},
+		{TransformerImpl: ImplLocal, RecomputeGranularity: RecomputeFull},
+		{TransformerImpl: ImplLocal, RecomputeGranularity: RecomputeFull, UseDistributedOptimizer: true},
+		{SequenceParallel: true, FP8: "hybrid"},
+		{Frozen: true},
+		{RecomputeGranularity: RecomputeFull, RecomputeMethod: RecomputeBlock, RecomputeNumLayers: 2},
+	} {
+		for _, cfg := range []Config{c, moe} {
+			for _, p := range []Parallel{{NumRanks: 1}, {NumRanks: 8, TP: 2, PP: 2}, {NumRanks: 8, EP: 2, CP: 2}} {
+				prev := 0.0
+				for _, mbs := range []int{1, 2, 4, 8} {
+					for _, n := range []int{1, 2, 8} {
+						u := tr
+						u.MicroBatchSize, u.NumMicrobatches = mbs, n
+						e := Total(cfg, p, u)
+						got := e.TotalBytes()
+						if n == 1 {
+							assert.GreaterOrEqual(t, got, prev*(1-1e-12), "%+v %+v mbs %d", tr, p, mbs)
+							prev = got
+						}
+						low := u
+						low.MicroBatchSize, low.NumMicrobatches = 1, 1
+						lo := Total(cfg, p, low)
+						assert.LessOrEqual(t, lo.TotalBytes(), got*(1+1e-12), "%+v %+v mbs %d, %d micro-batches", tr, p, mbs, n)
+					}
+				}
+			}
+		}
+	}
+}
