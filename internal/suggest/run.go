@@ -79,7 +79,12 @@ func Run(stdout, stderr io.Writer, r Request) error {
 	if err != nil {
 		return exitcode.Wrap(exitcode.Invalid, err)
 	}
-	if err := PrintWidth(stdout, r.Format, res, r.Width); err != nil {
+	if r.Format == "html" {
+		err = printHTML(stdout, res, spec.File, float64(spec.GPUMemory))
+	} else {
+		err = PrintWidth(stdout, r.Format, res, r.Width)
+	}
+	if err != nil {
 		return err
 	}
 	if res.Stopped {

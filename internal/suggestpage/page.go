@@ -27,6 +27,9 @@ type Page struct {
 	// GPUMemory is the GPU's memory in bytes (0: unknown, no memory bars)
 	// and Margin what suggest keeps free of it (--headroom).
 	GPUMemory, Margin float64
+	// NoFit, when no candidate fits, is suggest's account of why (the
+	// blocker and the closest misses), shown in place of the charts.
+	NoFit string
 }
 
 // Parts are the bars' segments, bottom up, with their colours.

@@ -57,6 +57,7 @@ var cases = []struct {
 	{"single", []plan.Candidate{cand(mod("language", 79<<30, 1, 0.5, 0.25, 0.1, 0.05, 0.02, 0.01))},
 		suggestpage.Page{Title: "llama", GPUMemory: 80 << 30, Margin: 4 << 30}, 7},
 	{"escaped", []plan.Candidate{cand(mod("language", 0, 1))}, suggestpage.Page{Title: "<script>alert(1)</script>"}, 1},
+	{"nothing fits", nil, suggestpage.Page{Title: "spec", GPUMemory: 80 << 30, NoFit: "no layout fits: <the blocker>\n"}, 0},
 }
 
 func render(t *testing.T, i int) []byte {
@@ -82,6 +83,9 @@ func TestHTML(t *testing.T) {
 			}
 			require.Equal(t, mems, strings.Count(out, `<div class="mem"`))
 			require.NotContains(t, out, "<script>alert")
+			if c.page.NoFit != "" {
+				require.Contains(t, out, "<pre id=\"nofit\">no layout fits: &lt;the blocker&gt;")
+			}
 			require.NotContains(t, out, "http://")
 			require.NotContains(t, out, "https://")
 		})

@@ -16,7 +16,7 @@ import (
 	"github.com/mimoplan/mimoplan/internal/suggest"
 )
 
-var formats = []string{"table", "json", "yaml"}
+var formats = []string{"table", "json", "yaml", "html"}
 
 // Options are suggest's settings.
 type Options struct {
