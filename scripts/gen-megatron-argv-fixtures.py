@@ -298,6 +298,42 @@ def field_type(ann, enums):
     return name, None
 
 
+def factory_calls(tree):
+    """(class name, exclude list) of every ArgumentGroupFactory call of
+    arguments.py: the dataclasses whose fields become flags."""
+    out = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        lists = {}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                v = literal(node.value)
+                if isinstance(v, list):
+                    lists[node.targets[0].id] = v
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "ArgumentGroupFactory":
+                exclude = []
+                for k in node.keywords:
+                    if k.arg == "exclude":
+                        exclude = lists.get(k.value.id, []) if isinstance(k.value, ast.Name) else (literal(k.value) or [])
+                out.append((node.args[0].id, exclude))
+    return out
+
+
+def class_fields(cls, by_name):
+    """The annotated fields of a dataclass, its first base's first, as
+    dataclasses.fields orders them."""
+    out = {}
+    for b in cls.bases[:1]:
+        if isinstance(b, ast.Name) and b.id in by_name:
+            out.update({f.target.id: f for f in class_fields(by_name[b.id], by_name)})
+    for f in cls.body:
+        if isinstance(f, ast.AnnAssign) and isinstance(f.target, ast.Name):
+            out[f.target.id] = f
+    return list(out.values())
+
+
 def megatron_options(root):
     """Megatron-LM's own options at one commit, as {option string: spec}:
     the add_argument calls of megatron/training/arguments.py, and the
@@ -308,8 +344,9 @@ def megatron_options(root):
     --disable-<name>, bools taking no value. A spec holds whether the
     option takes a value, its destination, its choices (an add_argument's
     choices, a Literal's values, an Enum's member names), its type and
-    default. Read from the syntax trees; the factory's exclude lists are
-    not applied, so the set may hold a few names parse_args does not."""
+    default. Read from the syntax trees: the fields of the classes
+    arguments.py hands ArgumentGroupFactory (and their bases), less each
+    call's exclude list."""
     opts = {}
     enums = enum_members(root)
     tree = ast.parse(open(os.path.join(root, "megatron/training/arguments.py")).read())
@@ -330,41 +367,45 @@ def megatron_options(root):
                 opts[n] = spec
     cfg_dir = os.path.join(root, "megatron/training/config")
     extra = [os.path.join("megatron/training/config", f) for f in sorted(os.listdir(cfg_dir))] if os.path.isdir(cfg_dir) else []
-    for path in ["megatron/core/transformer/transformer_config.py", "megatron/core/model_parallel_config.py", *extra]:
-        if not path.endswith(".py"):
+    by_name = {}
+    for path in ["megatron/core/transformer/transformer_config.py", "megatron/core/model_parallel_config.py",
+                 "megatron/core/fault_injector.py", *extra]:
+        if not path.endswith(".py") or not os.path.exists(os.path.join(root, path)):
             continue
-        tree = ast.parse(open(os.path.join(root, path)).read())
-        for cls in tree.body:
-            if not isinstance(cls, ast.ClassDef):
+        for cls in ast.parse(open(os.path.join(root, path)).read()).body:
+            if isinstance(cls, ast.ClassDef):
+                by_name.setdefault(cls.name, cls)
+    for cls_name, exclude in factory_calls(tree):
+        if cls_name not in by_name:
+            continue
+        for f in class_fields(by_name[cls_name], by_name):
+            if f.target.id in exclude:
                 continue
-            for f in cls.body:
-                if not (isinstance(f, ast.AnnAssign) and isinstance(f.target, ast.Name)):
-                    continue
-                name, default, names = f.target.id, f.value, None
-                if isinstance(default, ast.Call) and getattr(default.func, "id", "") == "field":
-                    kw = {k.arg: k.value for k in default.keywords}
-                    default = kw.get("default")
-                    try:
-                        meta = ast.literal_eval(kw["metadata"]) if "metadata" in kw else {}
-                        names = meta.get("argparse_meta", {}).get("arg_names")
-                    except ValueError:
-                        names = None
-                is_bool = isinstance(f.annotation, ast.Name) and f.annotation.id == "bool"
-                flag = "--" + name.replace("_", "-")
-                dflt = default.attr if isinstance(default, ast.Attribute) else literal(default) if default is not None else None
-                action = None
-                if names is None:
-                    if is_bool and dflt is True:
-                        names = ["--no-" + name.replace("_", "-"), "--disable-" + name.replace("_", "-")]
-                        action = "store_false"
-                    else:
-                        names = [flag]
-                        action = "store_true" if is_bool else None
-                typ, choices = (None, None) if is_bool else field_type(f.annotation, enums)
-                spec = {"takes": not is_bool, "dest": name, "choices": choices, "type": typ,
-                        "default": dflt, "action": action}
-                for n in names:
-                    opts.setdefault(n, spec)
+            name, default, names = f.target.id, f.value, None
+            if isinstance(default, ast.Call) and getattr(default.func, "id", "") == "field":
+                kw = {k.arg: k.value for k in default.keywords}
+                default = kw.get("default")
+                try:
+                    meta = ast.literal_eval(kw["metadata"]) if "metadata" in kw else {}
+                    names = meta.get("argparse_meta", {}).get("arg_names")
+                except ValueError:
+                    names = None
+            is_bool = isinstance(f.annotation, ast.Name) and f.annotation.id == "bool"
+            flag = "--" + name.replace("_", "-")
+            dflt = default.attr if isinstance(default, ast.Attribute) else literal(default) if default is not None else None
+            # ArgumentGroupFactory: a bool is store_false when it
+            # defaults to True, else store_true, whatever its names.
+            action = ("store_false" if dflt is True else "store_true") if is_bool else None
+            if names is None:
+                if is_bool and dflt is True:
+                    names = ["--no-" + name.replace("_", "-"), "--disable-" + name.replace("_", "-")]
+                else:
+                    names = [flag]
+            typ, choices = (None, None) if is_bool else field_type(f.annotation, enums)
+            spec = {"takes": not is_bool, "dest": name, "choices": choices, "type": typ,
+                    "default": dflt, "action": action}
+            for n in names:
+                opts.setdefault(n, spec)
     return opts
 
 
@@ -398,6 +439,18 @@ TRAINING_DESTS = [
     "recompute_num_layers", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap",
     "grad_reduce_in_bf16", "accumulate_allreduce_grads_in_fp32", "moe_token_dispatcher_type",
     "overlap_moe_expert_parallel_comm", "transformer_impl", "attention_backend", "fp8",
+]
+
+# The destinations of the model arguments launch-plan writes
+# (internal/megatron ModelFlags).
+MODEL_DESTS = [
+    "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "group_query_attention",
+    "num_query_groups", "kv_channels", "seq_length", "vocab_size", "make_vocab_size_divisible_by", "swiglu",
+    "normalization", "untie_embeddings_and_output_weights", "add_bias_linear", "attention_output_gate",
+    "moe_ffn_hidden_size", "moe_router_topk", "moe_layer_freq", "moe_shared_expert_intermediate_size",
+    "moe_shared_expert_gate", "moe_latent_size", "moe_router_pre_softmax", "moe_router_score_function",
+    "mtp_num_layers", "multi_latent_attention", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
+    "qk_pos_emb_head_dim", "v_head_dim",
 ]
 
 
@@ -437,6 +490,7 @@ def upstream(args_mod, argv, world, encoder):
     finally:
         sys.stderr = saved
     training = {d: getattr(ns, d) for d in TRAINING_DESTS if hasattr(ns, d)}
+    model = {d: getattr(ns, d) for d in MODEL_DESTS if hasattr(ns, d)}
     fn = args_mod.build_module_grid_specs
     try:
         if "encoder_module_name" in inspect.signature(fn).parameters:
@@ -445,7 +499,7 @@ def upstream(args_mod, argv, world, encoder):
             specs = fn(ns, world)
     except Exception as e:  # upstream's own ValueError or TypeError
         return None, f"{type(e).__name__}: {e}"
-    return {"specs": [dataclasses.asdict(s) for s in specs], "training": training}, None
+    return {"specs": [dataclasses.asdict(s) for s in specs], "training": training, "model": model}, None
 
 
 def plan(mimoplan, layout, version, prog):
@@ -563,6 +617,7 @@ def main():
                           "target_version": v, "program_args": prog, "upstream": source(v),
                           "argv": argv, "world_size": world, "specs": got["specs"],
                           "training_namespace": got["training"],
+                          "model_namespace": got["model"],
                           "other_generation_errors": rejected})
     for name, lay, versions, mbs in REFUSED:
         for v in versions:

@@ -35,6 +35,7 @@ type argvFixture struct {
 		WorldSize     int              `json:"world_size"`
 		Specs         []map[string]any `json:"specs"`
 		Training      map[string]any   `json:"training_namespace"`
+		Model         map[string]any   `json:"model_namespace"`
 		Other         map[string]any   `json:"other_generation_errors"`
 		UpstreamError string           `json:"upstream_error"`
 	} `json:"cases"`
@@ -108,6 +109,24 @@ func TestMegatronArgvFixture(t *testing.T) {
 			for _, k := range layout.TrainingKeys() {
 				assert.Equal(t, k.Value(lt), parsedTraining(t, k.Name, c.Training), "training.%s, as %s parsed it", k.Name, c.Upstream)
 			}
+			// So are the language model's: every destination launch-plan
+			// writes, as upstream's parser read it.
+			if dest := modelDestinations(res.Layout); dest != nil {
+				require.NotEmpty(t, c.Model)
+				compared := 0
+				for k, v := range dest {
+					got, ok := c.Model[k]
+					if !ok || k == "vocab_size" && v == 0 {
+						continue
+					}
+					compared++
+					if k == "num_query_groups" {
+						assert.Equal(t, true, c.Model["group_query_attention"], "num_query_groups counts with group_query_attention")
+					}
+					assert.Equal(t, value(v), parsedValue(got), "model %s, as %s parsed it", k, c.Upstream)
+				}
+				assert.Greater(t, compared, 10)
+			}
 			// The other name generation's args.py rejects this argv.
 			require.NotEmpty(t, c.Other)
 			for v, e := range c.Other {
@@ -147,6 +166,20 @@ func parsedTraining(t *testing.T, key string, ns map[string]any) string {
 		return x
 	}
 	t.Fatalf("%s: %v of type %T", dest, v, v)
+	return ""
+}
+
+// parsedValue writes a parsed namespace value as launch-plan writes the
+// destination (value): JSON's numbers as whole numbers.
+func parsedValue(v any) string {
+	switch x := v.(type) {
+	case float64:
+		return strconv.Itoa(int(x))
+	case bool:
+		return strconv.FormatBool(x)
+	case string:
+		return x
+	}
 	return ""
 }
 

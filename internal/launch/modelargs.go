@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/megatron"
 	"github.com/mimoplan/mimoplan/internal/model"
@@ -16,25 +17,9 @@ import (
 // model mimoplan checked. num_experts is left to the layout's
 // --num-experts. nil for a layout without a language model.
 func modelArgs(l *layout.Layout) []string {
-	var m *layout.Model
-	for i := range l.Modules {
-		if l.Modules[i].Name == "language" {
-			m = l.Modules[i].Model
-		}
-	}
-	if m == nil {
+	dest := modelDestinations(l)
+	if dest == nil {
 		return nil
-	}
-	dest := model.MegatronArgs(m.Config, model.Parallel{NumRanks: 1, TP: 1, PP: 1, DP: 1, EP: 1}, model.Training{}).Model
-	// The router's settings, which the model rules read (moe-topk1-softmax)
-	// but Megatron's memory and FLOPs formulas do not.
-	if c := m.Config; c.NumExperts > 0 {
-		if c.MoERouterPreSoftmax {
-			dest["moe_router_pre_softmax"] = true
-		}
-		if c.MoERouterScoreFunction != "" {
-			dest["moe_router_score_function"] = c.MoERouterScoreFunction
-		}
 	}
 	var args []string
 	if _, ok := dest["num_query_groups"]; ok {
@@ -57,6 +42,32 @@ func modelArgs(l *layout.Layout) []string {
 		}
 	}
 	return args
+}
+
+// modelDestinations are the language model's Megatron-LM destinations
+// with their values, as launch-plan writes them; nil without a model.
+func modelDestinations(l *layout.Layout) map[string]any {
+	var m *layout.Model
+	for i := range l.Modules {
+		if l.Modules[i].Name == grid.LanguageModule {
+			m = l.Modules[i].Model
+		}
+	}
+	if m == nil {
+		return nil
+	}
+	dest := model.MegatronArgs(m.Config, model.Parallel{NumRanks: 1, TP: 1, PP: 1, DP: 1, EP: 1}, model.Training{}).Model
+	// The router's settings, which the model rules read (moe-topk1-softmax)
+	// but Megatron's memory and FLOPs formulas do not.
+	if c := m.Config; c.NumExperts > 0 {
+		if c.MoERouterPreSoftmax {
+			dest["moe_router_pre_softmax"] = true
+		}
+		if c.MoERouterScoreFunction != "" {
+			dest["moe_router_score_function"] = c.MoERouterScoreFunction
+		}
+	}
+	return dest
 }
 
 // value writes a destination as Megatron's parser reads it; a per-layer
