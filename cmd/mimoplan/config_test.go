@@ -100,9 +100,9 @@ func TestConfigErrors(t *testing.T) {
 		contains string
 	}{
 		{"format render lacks, from the environment", map[string]string{"MIMOPLAN_FORMAT": "sarif"}, "", []string{"render", g},
-			`mimoplan: invalid MIMOPLAN_FORMAT="sarif" (for --format): want one of table, json, yaml, csv, markdown`},
+			`mimoplan: invalid MIMOPLAN_FORMAT="sarif" (for --format): want one of text, json, yaml, csv, markdown`},
 		{"format render lacks, from the file", nil, "format: sarif\n", []string{"render", g},
-			"mimoplan: invalid format: sarif in " + filepath.Join(dir, "c.yaml") + " (for --format): want one of table, json, yaml, csv, markdown"},
+			"mimoplan: invalid format: sarif in " + filepath.Join(dir, "c.yaml") + " (for --format): want one of text, json, yaml, csv, markdown"},
 		{"format from the command's section", nil, "render: {by: node}\n", []string{"render", g},
 			"mimoplan: invalid render.by: node in " + filepath.Join(dir, "c.yaml") + " (for --by): want one of group, rank"},
 		{"malformed number in the file", nil, "rank: five\n", []string{"render", g},

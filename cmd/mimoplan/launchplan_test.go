@@ -87,7 +87,7 @@ func TestLaunchPlanExitCodes(t *testing.T) {
 		{"port too high", []string{"launch-plan", four, hosts, "--master-port", "65536", "--", "x"}, 1, "", "master port 65536 is outside 1-65535"},
 		{"slots", []string{"launch-plan", four, "--hostfile", slots, "--", "x"}, 1, "", "line 1: host h0 has slots=4"},
 
-		{"hosts and hostfile", []string{"launch-plan", four, hosts, "--hostfile", hostfile, "--", "x"}, 2, "", "not both"},
+		{"hosts and hostfile", []string{"launch-plan", four, hosts, "--hostfile", hostfile, "--", "x"}, 2, "", "[hosts hostfile] are set none of the others can be"},
 		{"no hosts", []string{"launch-plan", four, "--", "x"}, 2, "", "the layout has 4 nodes: give their hosts"},
 		{"no hosts, json", []string{"launch-plan", four, "--format", "json", "--", "x"}, 2, "", "--hosts or --hostfile"},
 		{"unreadable hostfile", []string{"launch-plan", four, "--hostfile", filepath.Join(t.TempDir(), "nope"), "--", "x"}, 2, "", "read hostfile"},

@@ -119,7 +119,7 @@ func TestProbeUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"bad format", []string{"probe", "--format", "xml"}, `invalid --format "xml": want one of table, json`},
+		{"bad format", []string{"probe", "--format", "xml"}, `invalid --format "xml": want one of text, json`},
 		{"extra argument", []string{"probe", "gpu0"}, "unknown command"},
 		{"unknown flag", []string{"probe", "--all"}, "unknown flag: --all"},
 	}

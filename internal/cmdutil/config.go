@@ -89,10 +89,14 @@ func EnvKey(flag string) string {
 var notConfigured = []string{"help", "version", "config"}
 
 // Apply sets cmd's unset flags from the environment and the config file.
+// A flag that excludes one given on the command line (cobra's
+// MarkFlagsMutuallyExclusive) is left unset: the command line wins, as
+// it does over the flag itself.
 func (c *Config) Apply(cmd *cobra.Command) error {
+	excluded := excludedByCommandLine(cmd.Flags())
 	var err error
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if err != nil || f.Changed || slices.Contains(notConfigured, f.Name) {
+		if err != nil || f.Changed || excluded[f.Name] || slices.Contains(notConfigured, f.Name) {
 			return
 		}
 		values, from, ok, e := c.lookup(cmd.Name(), f.Name)
@@ -112,6 +116,26 @@ func (c *Config) Apply(cmd *cobra.Command) error {
 		}
 	})
 	return err
+}
+
+// mutuallyExclusive is the annotation cobra's MarkFlagsMutuallyExclusive
+// puts on each flag of a group: the group's names, space-separated.
+const mutuallyExclusive = "cobra_annotation_mutually_exclusive"
+
+// excludedByCommandLine names the flags that share a mutually exclusive
+// group with a flag set on the command line.
+func excludedByCommandLine(fs *pflag.FlagSet) map[string]bool {
+	out := map[string]bool{}
+	fs.Visit(func(f *pflag.Flag) {
+		for _, group := range f.Annotations[mutuallyExclusive] {
+			for _, name := range strings.Fields(group) {
+				if name != f.Name {
+					out[name] = true
+				}
+			}
+		}
+	})
+	return out
 }
 
 // lookup finds the value of a command's flag: its variable (an empty one

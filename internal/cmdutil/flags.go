@@ -24,6 +24,9 @@ func (e *EnumError) Error() string {
 type enumValue struct {
 	p       *string
 	allowed []string
+	// aliases maps other accepted spellings to an allowed value, which
+	// is what lands in *p.
+	aliases map[string]string
 }
 
 func (e *enumValue) String() string { return *e.p }
@@ -32,6 +35,9 @@ func (e *enumValue) String() string { return *e.p }
 func (e *enumValue) Type() string { return "string" }
 
 func (e *enumValue) Set(s string) error {
+	if a, ok := e.aliases[s]; ok {
+		s = a
+	}
 	if !slices.Contains(e.allowed, s) {
 		return &EnumError{Value: s, Allowed: e.allowed}
 	}
@@ -41,10 +47,46 @@ func (e *enumValue) Set(s string) error {
 
 // StringEnumVar defines a string flag that takes one of allowed; any other
 // value, from the command line, MIMOPLAN_* or the config file, is a usage
-// error that says where it came from.
+// error that lists them and says where the value came from. Shell
+// completion offers them (EnumCompletions).
 func StringEnumVar(fs *pflag.FlagSet, p *string, name, value, usage string, allowed ...string) {
 	*p = value
 	fs.Var(&enumValue{p: p, allowed: allowed}, name, usage)
+}
+
+// Text is the name of the format for people, the default --format of
+// every command that prints for people and programs (validate, render,
+// estimate, probe, suggest, diff).
+const Text = "text"
+
+// textAlias is what render, estimate, probe and suggest called Text until
+// every command had one name; it is still accepted for Text, so that old
+// scripts and config files work.
+const textAlias = "table"
+
+// FormatVar defines --format: one of formats, Text first and the default.
+// "table" is accepted for "text".
+func FormatVar(fs *pflag.FlagSet, p *string, formats ...string) {
+	*p = Text
+	names := slices.Clone(formats)
+	names[0] += " (or " + textAlias + ")"
+	fs.Var(&enumValue{p: p, allowed: formats, aliases: map[string]string{textAlias: Text}}, "format",
+		"output format: "+strings.Join(names, ", "))
+}
+
+// EnumCompletions gives every enumerated flag of cmd and its subcommands
+// shell completion of its values.
+func EnumCompletions(cmd *cobra.Command) {
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		e, ok := f.Value.(*enumValue)
+		if _, has := cmd.GetFlagCompletionFunc(f.Name); !ok || has {
+			return
+		}
+		_ = cmd.RegisterFlagCompletionFunc(f.Name, cobra.FixedCompletions(e.allowed, cobra.ShellCompDirectiveNoFileComp))
+	})
+	for _, sub := range cmd.Commands() {
+		EnumCompletions(sub)
+	}
 }
 
 // FlagError turns cobra's and pflag's complaints about flags into usage

@@ -64,6 +64,6 @@ func TestSameIntegers(t *testing.T) {
 func TestUnknownFormat(t *testing.T) {
 	res, err := validate.Load(testutil.Layout("nemotron-vlm-8gpu.yaml"))
 	require.NoError(t, err)
-	_, err = limit.Write(&bytes.Buffer{}, res.Topology, "table", false)
-	assert.ErrorContains(t, err, `no limit for format "table"`)
+	_, err = limit.Write(&bytes.Buffer{}, res.Topology, "text", false)
+	assert.ErrorContains(t, err, `no limit for format "text"`)
 }

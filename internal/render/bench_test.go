@@ -116,7 +116,7 @@ func BenchmarkRenderJSON(b *testing.B) {
 func BenchmarkRenderTable(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := render.Render(io.Discard, load(b), render.Options{Format: "table"}); err != nil {
+		if err := render.Render(io.Discard, load(b), render.Options{Format: "text"}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -125,13 +125,13 @@ func BenchmarkRenderTable(b *testing.B) {
 // BenchmarkRenderFullTable is `render --full` of the same layout: a table
 // row for every group of every kind (106 MB), streamed.
 func BenchmarkRenderFullTable(b *testing.B) {
-	benchTable(b, render.Options{Format: "table", Full: true})
+	benchTable(b, render.Options{Format: "text", Full: true})
 }
 
 // BenchmarkRenderByRankFullTable is `render --by rank --full`: a table row
 // for each of the 131,072 ranks.
 func BenchmarkRenderByRankFullTable(b *testing.B) {
-	benchTable(b, render.Options{Format: "table", Full: true, ByRank: true})
+	benchTable(b, render.Options{Format: "text", Full: true, ByRank: true})
 }
 
 func benchTable(b *testing.B, o render.Options) {

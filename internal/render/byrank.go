@@ -21,7 +21,7 @@ func page(t *topo.Topology, o Options) (lo, hi int, err error) {
 	}
 	lo, hi = o.Offset, t.WorldSize
 	limit := o.Limit
-	if limit == 0 && !o.Full && (o.Format == "table" || o.Format == "markdown") {
+	if limit == 0 && !o.Full && (o.Format == "text" || o.Format == "markdown") {
 		limit = DefaultPage
 	}
 	if limit > 0 {

@@ -17,7 +17,7 @@ import (
 )
 
 // Formats lists the output formats of render.
-var Formats = []string{"table", "json", "yaml", "csv", "markdown", "svg", "html"}
+var Formats = []string{"text", "json", "yaml", "csv", "markdown", "svg", "html"}
 
 // Options selects what to print and how.
 type Options struct {

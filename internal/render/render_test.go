@@ -138,7 +138,7 @@ func TestRank(t *testing.T) {
 	require.NoError(t, yaml.Unmarshal([]byte(run(t, tp, render.Options{Format: "yaml", Rank: 7, HasRank: true})), &y))
 	assert.Equal(t, 7, y["rank"])
 
-	table := run(t, tp, render.Options{Format: "table", Rank: 7, HasRank: true})
+	table := run(t, tp, render.Options{Format: "text", Rank: 7, HasRank: true})
 	assert.Contains(t, table, "rank 7 (node 1, local GPU 3)")
 	assert.Contains(t, table, "(last pp stage)")
 }
@@ -186,7 +186,7 @@ func TestTitleIsInert(t *testing.T) {
 		`"<img src=x onerror=alert(1)>"`: {"<img src=x onerror=alert(1)>: 2 ranks", `\<img src\=x onerror\=alert\(1\)\>: 2 ranks`},
 	} {
 		tp := topology(t, "version: 1\nname: "+name+"\nworld_size: 2\nmodules: [{name: language, num_ranks: 2}]\n")
-		out := run(t, tp, render.Options{Format: "table"})
+		out := run(t, tp, render.Options{Format: "text"})
 		assert.True(t, strings.HasPrefix(out, want[0]), "%s: %q", name, out[:min(len(out), 60)])
 		out = run(t, tp, render.Options{Format: "markdown"})
 		assert.True(t, strings.HasPrefix(out, want[1]), "%s: %q", name, out[:min(len(out), 60)])

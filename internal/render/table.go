@@ -16,7 +16,7 @@ import (
 const DefaultWidth = 80
 
 // tableOptions are the options of every small table: the box style for
-// "table" and GitHub-flavoured Markdown for "markdown". Cells never wrap by
+// "text" and GitHub-flavoured Markdown for "markdown". Cells never wrap by
 // themselves: the caller cuts long cells into lines, which tablewriter
 // prints as a multi-line row (a names cell ends a line
 // with " =" when it goes on, so rows need no rule between them). right marks the columns aligned right

@@ -45,20 +45,20 @@ func TestTablesFitWidth(t *testing.T) {
 		require.NotNil(t, res.Topology, f)
 		tp := res.Topology
 		forms := []render.Options{
-			{Format: "table"},
-			{Format: "table", AllGroups: true},
-			{Format: "table", ByRank: true},
-			{Format: "table", Full: true, Modules: []string{tp.Modules[0].Name}, Groups: []string{"tp", "dp"}},
+			{Format: "text"},
+			{Format: "text", AllGroups: true},
+			{Format: "text", ByRank: true},
+			{Format: "text", Full: true, Modules: []string{tp.Modules[0].Name}, Groups: []string{"tp", "dp"}},
 		}
 		for _, r := range []int{0, tp.WorldSize / 2, tp.WorldSize - 1} {
-			forms = append(forms, render.Options{Format: "table", Rank: r, HasRank: true})
+			forms = append(forms, render.Options{Format: "text", Rank: r, HasRank: true})
 		}
 		for _, o := range forms {
 			out := run(t, tp, o)
 			assert.LessOrEqual(t, widest(out), 80, "%s %+v:\n%s", filepath.Base(f), o, out)
 		}
 		// A wider terminal gets wider tables, never wider than it.
-		out := run(t, tp, render.Options{Format: "table", Width: 120})
+		out := run(t, tp, render.Options{Format: "text", Width: 120})
 		assert.LessOrEqual(t, widest(out), 120)
 	}
 }
@@ -67,7 +67,7 @@ func TestTablesFitWidth(t *testing.T) {
 // with identical groups together; --all-groups has a row per kind.
 func TestTableFoldsKinds(t *testing.T) {
 	tp := topology(t, twoNode)
-	out := run(t, tp, render.Options{Format: "table", Modules: []string{"vision"}})
+	out := run(t, tp, render.Options{Format: "text", Modules: []string{"vision"}})
 	// vision: tp 2, dp 2 on 4 ranks, no experts.
 	assert.Regexp(t, `│ tp = tp_cp = mp +│ +2 │ +2 │ +1 │ \[0 1\] \[2 3\] +│`, out)
 	assert.Regexp(t, `│ dp = dp_cp = dp_cp_gtp_remat +│ +2 │ +2 │ +1 │ \[0 2\] \[1 3\] +│`, out)
@@ -79,7 +79,7 @@ func TestTableFoldsKinds(t *testing.T) {
 		assert.Len(t, regexp.MustCompile(`[ │]`+k+`[ \n]`).FindAllString(out, -1), 1, k)
 	}
 
-	all := run(t, tp, render.Options{Format: "table", Modules: []string{"vision"}, AllGroups: true})
+	all := run(t, tp, render.Options{Format: "text", Modules: []string{"vision"}, AllGroups: true})
 	assert.NotContains(t, all, "singletons")
 	assert.NotContains(t, all, " = ")
 	assert.Regexp(t, `│ cp +│ +4 │ +1 │ +1 │ \[0\] \[1\] \[2\] \[3\] +│`, all)
@@ -90,7 +90,7 @@ func TestTableFoldsKinds(t *testing.T) {
 // the nodes column the nodes one group spans.
 func TestTableStrideAndNodes(t *testing.T) {
 	tp := topology(t, scale)
-	out := run(t, tp, render.Options{Format: "table", Modules: []string{"language"}, Width: 200})
+	out := run(t, tp, render.Options{Format: "text", Modules: []string{"language"}, Width: 200})
 	// The groups of a kind share their stride: it is said once, at the end.
 	assert.Regexp(t, `│ dp +│ +224 │ +512 │ +512 │ \[16384 16400 \.\.\. 24560\] \[16385 16401 \.\.\. 24561\] .*\.\.\. \[122895 122911 \.\.\. 131071\] step 16 +│`, out)
 	assert.Regexp(t, `│ pp +│ +8192 │ +14 │ +14 │ \[16384 24576 \.\.\. 122880\] [^│]* step 8192 +│`, out)
@@ -101,7 +101,7 @@ func TestTableStrideAndNodes(t *testing.T) {
 
 	// A group that straddles a node boundary only sometimes: tp 3 on 4 GPUs.
 	odd := topology(t, "version: 1\ncluster: {nodes: 3, gpus_per_node: 4}\nmodules:\n- {name: language, num_ranks: 12, tp: 3}\n")
-	out = run(t, odd, render.Options{Format: "table"})
+	out = run(t, odd, render.Options{Format: "text"})
 	assert.Regexp(t, `│ tp = tp_cp = mp +│ +4 │ +3 │ +1-2 │`, out)
 }
 
@@ -109,18 +109,18 @@ func TestTableStrideAndNodes(t *testing.T) {
 // of a dense module.
 func TestRankPositions(t *testing.T) {
 	tp := topology(t, scale)
-	out := run(t, tp, render.Options{Format: "table", Rank: 70000, HasRank: true})
+	out := run(t, tp, render.Options{Format: "text", Rank: 70000, HasRank: true})
 	// local rank 53616 = tp 0 + 8*(cp 0) + 16*(dp 279) + 8192*(pp 6);
 	// expert view: ep 48 (53616/8 % 64... of tp_ep blocks of 64), expt_dp 69.
 	assert.Contains(t, out, "language  tp 0/8  cp 0/2  dp 279/512  pp 6/14\n")
 	assert.Contains(t, out, "experts:  ep 48/64  expt_dp 69/128\n")
 	assert.Regexp(t, `│ tp +│ +6702 │ +8 │ +1 │ \[70000-70007\] +│`, out)
 
-	dense := run(t, tp, render.Options{Format: "table", Rank: 5, HasRank: true})
+	dense := run(t, tp, render.Options{Format: "text", Rank: 5, HasRank: true})
 	assert.Contains(t, dense, "vision  tp 1/4  dp 1/4096  pp 0/1  (only pp stage)\n")
 	assert.NotContains(t, dense, "experts:")
 
-	full := run(t, tp, render.Options{Format: "table", Rank: 70000, HasRank: true, Full: true, Groups: []string{"dp"}})
+	full := run(t, tp, render.Options{Format: "text", Rank: 70000, HasRank: true, Full: true, Groups: []string{"dp"}})
 	var want []string
 	for i := range 512 {
 		want = append(want, strconv.Itoa(65536+16*i))
@@ -147,13 +147,13 @@ func cellColumn(out string, col int) []string {
 // that kind.
 func TestByRankPages(t *testing.T) {
 	tp := topology(t, scale)
-	first := run(t, tp, render.Options{Format: "table", ByRank: true})
+	first := run(t, tp, render.Options{Format: "text", ByRank: true})
 	ranks := cellColumn(first, 1)
 	assert.Len(t, ranks, render.DefaultPage)
 	assert.Equal(t, "63", ranks[len(ranks)-1])
 	assert.Contains(t, first, "ranks 0-63 of 131072 (64 rows); next: --offset 64, or --full for every rank\n")
 
-	page := run(t, tp, render.Options{Format: "table", ByRank: true, Offset: 16382, Limit: 3, Groups: []string{"tp", "ep"}})
+	page := run(t, tp, render.Options{Format: "text", ByRank: true, Offset: 16382, Limit: 3, Groups: []string{"tp", "ep"}})
 	assert.Equal(t, []string{"16382", "16383", "16384"}, cellColumn(page, 1))
 	assert.Contains(t, page, "│ tp group │ ep group │")
 	assert.Regexp(t, `│ 16383 │ +2047 │ +7 │ vision +│ +3 │ +0 │ +4095 │ +0 │ +- │ +- │ +4095 │ +16383 │`, page)
@@ -170,15 +170,15 @@ func TestByRankPages(t *testing.T) {
 	assert.Equal(t, 3, strings.Count(csv, "\n"))
 	assert.True(t, strings.HasSuffix(csv, ",false,true,8191\n"), csv)
 
-	full := run(t, topology(t, twoNode), render.Options{Format: "table", ByRank: true, Full: true})
+	full := run(t, topology(t, twoNode), render.Options{Format: "text", ByRank: true, Full: true})
 	assert.Len(t, cellColumn(full, 1), 8)
 	assert.NotContains(t, full, "next:")
 
 	for _, o := range []render.Options{
-		{Format: "table", ByRank: true, Offset: 131072},
-		{Format: "table", ByRank: true, Limit: -1},
-		{Format: "table", ByRank: true, Full: true, Limit: 3},
-		{Format: "table", Limit: 3},
+		{Format: "text", ByRank: true, Offset: 131072},
+		{Format: "text", ByRank: true, Limit: -1},
+		{Format: "text", ByRank: true, Full: true, Limit: 3},
+		{Format: "text", Limit: 3},
 	} {
 		err := render.Render(&strings.Builder{}, tp, o)
 		var ue *render.UsageError
@@ -196,9 +196,9 @@ modules:
   - {name: vision, num_ranks: 256, tp: 4}
   - {name: language, num_ranks: 256, tp: 8, pp: 4, ep: 8}
 `)
-	for _, format := range []string{"table", "markdown"} {
+	for _, format := range []string{"text", "markdown"} {
 		out := run(t, tp, render.Options{Format: format, Full: true, Modules: []string{"language"}})
-		if format == "table" {
+		if format == "text" {
 			assert.LessOrEqual(t, widest(out), 80)
 		}
 		sep := "│"
@@ -233,7 +233,7 @@ modules:
 	}
 
 	// The streamed writer draws the same box as tablewriter.
-	byRank := run(t, tp, render.Options{Format: "table", Full: true, ByRank: true})
+	byRank := run(t, tp, render.Options{Format: "text", Full: true, ByRank: true})
 	lines := strings.Split(strings.TrimSuffix(byRank, "\n"), "\n")
 	require.Len(t, lines, 512+4, "a row per rank, a header and three rules")
 	assert.True(t, strings.HasPrefix(lines[0], "┌──────┬"), lines[0])
@@ -298,7 +298,7 @@ func TestByRankPageIsSlice(t *testing.T) {
 // coordinates are "-", the MoE one's numbers, row after row.
 func TestByRankColocatedExperts(t *testing.T) {
 	colo := topology(t, "version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 8, tp: 2}\n- {name: language, num_ranks: 8, rank_offset: 0, ep: 4}\n")
-	out := run(t, colo, render.Options{Format: "table", ByRank: true, Full: true})
+	out := run(t, colo, render.Options{Format: "text", ByRank: true, Full: true})
 	var rows []string
 	for _, line := range strings.Split(out, "\n") {
 		if strings.HasPrefix(line, "│ ") && !strings.Contains(line, "rank") {
@@ -347,15 +347,15 @@ func TestTablesFitRandom(t *testing.T) {
 		tp := res.Topology
 		width := pick(80, 100, 132, 200)
 		for _, o := range []render.Options{
-			{Format: "table", Width: width},
-			{Format: "table", Width: width, AllGroups: true},
-			{Format: "table", Width: width, ByRank: true},
-			{Format: "table", Width: width, Rank: rng.IntN(world), HasRank: true},
+			{Format: "text", Width: width},
+			{Format: "text", Width: width, AllGroups: true},
+			{Format: "text", Width: width, ByRank: true},
+			{Format: "text", Width: width, Rank: rng.IntN(world), HasRank: true},
 		} {
 			out := run(t, tp, o)
 			require.LessOrEqual(t, widest(out), width, "%+v\n%s\n%s", o, src, out)
 		}
-		out := run(t, tp, render.Options{Format: "table", Width: width})
+		out := run(t, tp, render.Options{Format: "text", Width: width})
 		for _, m := range tp.Modules {
 			section := out[strings.Index(out, "\n"+m.Name+"  ranks"):]
 			if next := strings.Index(section[1:], "\n\n"); next > 0 {
@@ -374,10 +374,10 @@ func TestTablesFitRandom(t *testing.T) {
 // sizes and coordinates are shown.
 func TestExpertsByNumExperts(t *testing.T) {
 	tp := topology(t, "version: 1\nworld_size: 4\nmodules:\n- {name: language, num_ranks: 4, tp: 2, num_experts: 8}\n")
-	out := run(t, tp, render.Options{Format: "table"})
+	out := run(t, tp, render.Options{Format: "text"})
 	assert.Contains(t, out, "language  ranks [0, 4)  tp=2 dp=2 expt_dp=4\n", "a dense module would leave expt_dp out")
-	rank := run(t, tp, render.Options{Format: "table", Rank: 3, HasRank: true})
+	rank := run(t, tp, render.Options{Format: "text", Rank: 3, HasRank: true})
 	assert.Contains(t, rank, "experts:  ep 0/1  expt_dp 3/4\n")
 	dense := topology(t, "version: 1\nworld_size: 4\nmodules:\n- {name: language, num_ranks: 4, tp: 2}\n")
-	assert.NotContains(t, run(t, dense, render.Options{Format: "table", Rank: 3, HasRank: true}), "experts:")
+	assert.NotContains(t, run(t, dense, render.Options{Format: "text", Rank: 3, HasRank: true}), "experts:")
 }

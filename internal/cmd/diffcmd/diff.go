@@ -51,7 +51,7 @@ layout that fails the core rules, whose problems are printed).`,
 			return diffRun(opts)
 		},
 	}
-	cmdutil.StringEnumVar(cmd.Flags(), &opts.Format, "format", "text", "output format: text, json", "text", "json")
+	cmdutil.FormatVar(cmd.Flags(), &opts.Format, cmdutil.Text, "json")
 	return cmd
 }
 

@@ -20,6 +20,7 @@ func TestNewCmdDiff(t *testing.T) {
 	}{
 		{[]string{"a.yaml", "b.yaml"}, Options{A: "a.yaml", B: "b.yaml", Format: "text"}},
 		{[]string{"a.yaml", "b.yaml", "--format", "json"}, Options{A: "a.yaml", B: "b.yaml", Format: "json"}},
+		{[]string{"a.yaml", "b.yaml", "--format", "table"}, Options{A: "a.yaml", B: "b.yaml", Format: "text"}},
 	} {
 		io := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
 		var got *Options

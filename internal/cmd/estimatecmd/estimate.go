@@ -14,8 +14,6 @@ import (
 	"github.com/mimoplan/mimoplan/internal/exitcode"
 )
 
-var formats = []string{"table", "json", "html"}
-
 // Options are estimate's settings.
 type Options struct {
 	IO            *cmdutil.IOStreams
@@ -61,7 +59,7 @@ Exit codes: 0 valid, 1 the layout has an error (gpu-memory-short included),
 			return estimateRun(opts)
 		},
 	}
-	cmdutil.StringEnumVar(cmd.Flags(), &opts.Format, "format", "table", "output format: "+strings.Join(formats, ", "), formats...)
+	cmdutil.FormatVar(cmd.Flags(), &opts.Format, cmdutil.Text, "json", "html")
 	cmdutil.AddTargetVersionFlag(cmd.Flags(), &opts.TargetVersion)
 	cmd.Flags().StringVar(&opts.Measured, "measured", "", "measured results `FILE` whose run --format html shows beside the estimate")
 	cmd.Flags().StringVar(&opts.MeasuredConfig, "config", "", "the measured run's `NAME` (default: the layout file's name without .yaml)")

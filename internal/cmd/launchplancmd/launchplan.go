@@ -94,6 +94,7 @@ GPUs), 2 usage error, 3 --probe without an NVIDIA driver or NVML.`,
 	fs.StringVar(&o.K8s.ShmSize, "shm-size", "", "--format k8s, pytorchjob: size limit of /dev/shm, a memory emptyDir (e.g. 64Gi; default none)")
 	fs.StringVar(&o.K8s.Runtime, "runtime", launch.DefaultRuntime, "--format k8s: the TrainJob's ClusterTrainingRuntime")
 	opts.Layout.Bind(fs)
+	cmd.MarkFlagsMutuallyExclusive("hosts", "hostfile")
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package launchplancmd
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -49,6 +50,32 @@ func TestNewCmdLaunchPlan(t *testing.T) {
 			tt.want(want)
 			got.ProbeLocal = nil
 			assert.Equal(t, want, got)
+		})
+	}
+}
+
+func TestNewCmdLaunchPlanErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, wantErr string
+		args          []string
+	}{
+		{"hosts and hostfile", "if any flags in the group [hosts hostfile] are set none of the others can be; [hostfile hosts] were all set",
+			[]string{"l.yaml", "--hosts", "a", "--hostfile", "h.txt"}},
+		{"unknown format", `invalid --format "text": want one of ` + strings.Join(launch.Formats, ", "), []string{"l.yaml", "--format", "text"}},
+		{"unknown rendezvous", `invalid --rendezvous "etcd": want one of static, c10d`, []string{"l.yaml", "--rendezvous", "etcd"}},
+		{"two layouts", "launch-plan takes one LAYOUT (then -- PROGRAM ARGS); got 2 arguments before --", []string{"a.yaml", "b.yaml", "--", "x"}},
+		{"no layout", "launch-plan takes one LAYOUT (then -- PROGRAM ARGS); got 0 arguments before --", []string{"--", "train.py"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			io := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
+			cmd := NewCmdLaunchPlan(&cmdutil.Factory{IOStreams: io}, func(*Options) error { t.Error("ran"); return nil })
+			cmd.SetFlagErrorFunc(cmdutil.FlagError)
+			cmd.SilenceErrors, cmd.SilenceUsage = true, true
+			cmd.SetArgs(tt.args)
+			assert.EqualError(t, cmd.Execute(), tt.wantErr)
 		})
 	}
 }

@@ -41,7 +41,7 @@ Exit codes: 0 listed, 2 usage error, 3 no NVIDIA driver or NVML.`,
 			return probeRun(opts)
 		},
 	}
-	cmdutil.StringEnumVar(cmd.Flags(), &opts.Format, "format", "table", "output format: table, json", "table", "json")
+	cmdutil.FormatVar(cmd.Flags(), &opts.Format, cmdutil.Text, "json")
 	return cmd
 }
 

@@ -4,7 +4,6 @@ package rendercmd
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -62,7 +61,7 @@ share a row (dp = dp_cp), and long lists show their first groups.`,
 		},
 	}
 	fs, o := cmd.Flags(), &opts.Render
-	cmdutil.StringEnumVar(fs, &o.Format, "format", "table", "output format: "+strings.Join(render.Formats, ", "), render.Formats...)
+	cmdutil.FormatVar(fs, &o.Format, render.Formats...)
 	fs.StringSliceVar(&o.Modules, "module", nil, "only these modules (repeat or comma-separate)")
 	fs.StringSliceVar(&o.Groups, "group", nil, "only these group kinds, e.g. tp,dp,ep")
 	fs.IntVar(&o.Rank, "rank", -1, "only the groups this global rank belongs to, with its coordinates")

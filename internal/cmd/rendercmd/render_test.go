@@ -19,11 +19,13 @@ func TestNewCmdRender(t *testing.T) {
 		args []string
 		want Options
 	}{
-		{[]string{"l.yaml"}, Options{Path: "l.yaml", By: "group", Render: render.Options{Format: "table", Rank: -1}}},
+		{[]string{"l.yaml"}, Options{Path: "l.yaml", By: "group", Render: render.Options{Format: "text", Rank: -1}}},
 		{[]string{"l.yaml", "--format", "csv", "--by", "rank", "--limit", "3", "--group", "tp,dp", "--module", "vision"},
 			Options{Path: "l.yaml", By: "rank", Render: render.Options{Format: "csv", Rank: -1, ByRank: true, Limit: 3, Groups: []string{"tp", "dp"}, Modules: []string{"vision"}}}},
 		{[]string{"l.yaml", "--rank", "0", "--full", "--all-groups"},
-			Options{Path: "l.yaml", By: "group", Render: render.Options{Format: "table", Rank: 0, HasRank: true, Full: true, AllGroups: true}}},
+			Options{Path: "l.yaml", By: "group", Render: render.Options{Format: "text", Rank: 0, HasRank: true, Full: true, AllGroups: true}}},
+		{[]string{"l.yaml", "--format", "table", "--offset", "64"},
+			Options{Path: "l.yaml", By: "group", Render: render.Options{Format: "text", Rank: -1, Offset: 64}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.args[len(tt.args)-1], func(t *testing.T) {
@@ -40,12 +42,23 @@ func TestNewCmdRender(t *testing.T) {
 	}
 }
 
-func TestNewCmdRenderRefusesUnknownFormat(t *testing.T) {
+func TestNewCmdRenderErrors(t *testing.T) {
 	t.Parallel()
-	io := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
-	cmd := NewCmdRender(&cmdutil.Factory{IOStreams: io}, func(*Options) error { t.Fatal("ran"); return nil })
-	cmd.SetFlagErrorFunc(cmdutil.FlagError)
-	cmd.SetArgs([]string{"l.yaml", "--format", "sarif"})
-	cmd.SilenceErrors, cmd.SilenceUsage = true, true
-	assert.EqualError(t, cmd.Execute(), `invalid --format "sarif": want one of `+strings.Join(render.Formats, ", "))
+	tests := []struct {
+		wantErr string
+		args    []string
+	}{
+		{`invalid --format "sarif": want one of ` + strings.Join(render.Formats, ", "), []string{"l.yaml", "--format", "sarif"}},
+		{`invalid --by "node": want one of group, rank`, []string{"l.yaml", "--by", "node"}},
+		{`invalid argument "x" for "--rank" flag: strconv.ParseInt: parsing "x": invalid syntax`, []string{"l.yaml", "--rank", "x"}},
+		{"accepts 1 arg(s), received 2", []string{"a.yaml", "b.yaml"}},
+	}
+	for _, tt := range tests {
+		io := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
+		cmd := NewCmdRender(&cmdutil.Factory{IOStreams: io}, func(*Options) error { t.Fatal("ran"); return nil })
+		cmd.SetFlagErrorFunc(cmdutil.FlagError)
+		cmd.SetArgs(tt.args)
+		cmd.SilenceErrors, cmd.SilenceUsage = true, true
+		assert.EqualError(t, cmd.Execute(), tt.wantErr)
+	}
 }

@@ -67,6 +67,7 @@ Exit codes: 0 valid, 1 invalid input, 2 usage error, 3 no NVIDIA driver/NVML.`,
 		diffcmd.NewCmdDiff(f, nil),
 		importcmd.NewCmdImport(f, nil),
 	)
+	cmdutil.EnumCompletions(root)
 	return root
 }
 

@@ -69,7 +69,7 @@ fits (the closest misses are printed with what blocks each), 2 usage error,
 	fs := cmd.Flags()
 	fs.IntVar(&opts.Top, "top", 5, "how many layouts to show")
 	fs.BoolVar(&opts.All, "all", false, "show every valid layout")
-	cmdutil.StringEnumVar(fs, &opts.Format, "format", "table", "output format: "+strings.Join(formats, ", "), formats...)
+	cmdutil.FormatVar(fs, &opts.Format, cmdutil.Text, "json", "yaml")
 	fs.StringVar(&opts.Out, "out", "", "write the best layout to this file")
 	fs.BoolVar(&opts.Probe, "probe", false, "plan for this machine's visible GPUs (NVML) in place of the spec's cluster; honours CUDA_VISIBLE_DEVICES")
 	fs.BoolVar(&opts.Progress, "progress", false, "report the search's progress on stderr even when it is not a terminal (a line every ten seconds)")
@@ -77,6 +77,7 @@ fits (the closest misses are printed with what blocks each), 2 usage error,
 	fs.StringVar(&opts.Headroom, "headroom", fmt.Sprintf("%g%%", 100*suggest.DefaultHeadroom), "GPU memory every layout must leave free: a share of gpu_memory (5%) or a size (4GiB, 0)")
 	fs.BoolVar(&opts.GTP, "gtp", false, "also search gtp_remat and expt_gtp_remat where the spec leaves them out")
 	opts.HW.Bind(fs)
+	cmd.MarkFlagsMutuallyExclusive("top", "all")
 	return cmd
 }
 

@@ -4,7 +4,6 @@ package validatecmd
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -62,7 +61,7 @@ valid). Warnings keep exit code 0 unless --strict.`,
 		},
 	}
 	fs := cmd.Flags()
-	cmdutil.StringEnumVar(fs, &opts.Format, "format", "text", "output format: "+strings.Join(diag.Formats(), ", "), diag.Formats()...)
+	cmdutil.FormatVar(fs, &opts.Format, diag.Formats()...)
 	fs.BoolVar(&opts.Strict, "strict", false, "treat warnings as errors")
 	opts.Layout.Bind(fs)
 	return cmd

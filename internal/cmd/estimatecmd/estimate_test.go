@@ -1,0 +1,65 @@
+package estimatecmd
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/cmdutil"
+)
+
+// The argument and flags land in Options; runF stands in for estimateRun.
+func TestNewCmdEstimate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		want Options
+	}{
+		{"defaults", []string{"l.yaml"}, Options{Layout: "l.yaml", Format: "text"}},
+		{"json", []string{"l.yaml", "--format", "json"}, Options{Layout: "l.yaml", Format: "json"}},
+		{"table is text", []string{"l.yaml", "--format", "table"}, Options{Layout: "l.yaml", Format: "text"}},
+		{"target version", []string{"-", "--target-version", "pr6894"}, Options{Layout: "-", Format: "text", TargetVersion: "pr6894"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := execute(tt.args)
+			require.NoError(t, err)
+			tt.want.IO = got.IO
+			assert.Equal(t, &tt.want, got)
+		})
+	}
+}
+
+func TestNewCmdEstimateErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, wantErr string
+		args          []string
+	}{
+		{"no layout", "accepts 1 arg(s), received 0", nil},
+		{"two layouts", "accepts 1 arg(s), received 2", []string{"a.yaml", "b.yaml"}},
+		{"unknown format", `invalid --format "yaml": want one of text, json, html`, []string{"a.yaml", "--format", "yaml"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := execute(tt.args)
+			assert.Nil(t, got, "runF ran")
+			assert.EqualError(t, err, tt.wantErr)
+		})
+	}
+}
+
+func execute(args []string) (*Options, error) {
+	io := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
+	var got *Options
+	cmd := NewCmdEstimate(&cmdutil.Factory{IOStreams: io}, func(o *Options) error { got = o; return nil })
+	cmd.SetFlagErrorFunc(cmdutil.FlagError)
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	cmd.SetArgs(append([]string{}, args...)) // never nil: nil is os.Args
+	return got, cmd.Execute()
+}
