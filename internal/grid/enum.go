@@ -101,25 +101,10 @@ func (e Enum) AppendGroup(dst []int, i int) []int {
 		}
 		return dst
 	}
-	// An odometer over the inner axes, first axis fastest.
-	var buf [8]int
-	digit := buf[:0]
-	if len(e.inner) > len(buf) {
-		digit = make([]int, 0, len(e.inner))
-	}
-	digit = digit[:len(e.inner)]
-	off := 0
+	od := axesOdometer(e.inner)
 	for range e.size {
-		dst = append(dst, base+off)
-		for d, a := range e.inner {
-			digit[d]++
-			off += a.stride
-			if digit[d] < a.size {
-				break
-			}
-			digit[d] = 0
-			off -= a.size * a.stride
-		}
+		dst = append(dst, base+od.Value())
+		od.Next()
 	}
 	return dst
 }
@@ -159,25 +144,11 @@ func (e Enum) Runs(i int, run func(start, stride, n int)) {
 		run(base, e.inner[0].stride, e.inner[0].size)
 		return
 	}
-	first, rest := e.inner[0], e.inner[1:]
-	var buf [8]int
-	digit := buf[:0]
-	if len(rest) > len(buf) {
-		digit = make([]int, 0, len(rest))
-	}
-	digit = digit[:len(rest)]
-	off := 0
+	first := e.inner[0]
+	od := axesOdometer(e.inner[1:]) // the starts of the first axis's runs
 	for range e.size / first.size {
-		run(base+off, first.stride, first.size)
-		for d, a := range rest {
-			digit[d]++
-			off += a.stride
-			if digit[d] < a.size {
-				break
-			}
-			digit[d] = 0
-			off -= a.size * a.stride
-		}
+		run(base+od.Value(), first.stride, first.size)
+		od.Next()
 	}
 }
 

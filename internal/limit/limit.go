@@ -16,6 +16,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
@@ -114,13 +115,15 @@ func ranks(l *writer, t *topo.Topology) {
 		gpn = t.Cluster.GPUsPerNode
 	}
 	type cursor struct {
-		lo, hi       int
-		digit, shape [9]int
+		lo, hi     int
+		base, expt grid.Odometer
 	}
 	var cs []*cursor
 	for _, m := range t.Modules {
 		cs = append(cs, &cursor{lo: m.RankOffset, hi: m.RankOffset + m.NumRanks,
-			shape: [9]int{m.TP, m.GTPRemat, m.CP, m.DP, m.PP, m.ExptTP, m.EP, m.ExptGTPRemat, m.ExptDP}})
+			base: grid.NewOdometer([]int{m.TP, m.GTPRemat, m.CP, m.DP, m.PP}, nil),
+			// pp, the expert view's fifth dim, is the base view's.
+			expt: grid.NewOdometer([]int{m.ExptTP, m.EP, m.ExptGTPRemat, m.ExptDP}, nil)})
 	}
 	node, gpu := 0, 0
 	for r := range t.WorldSize {
@@ -133,19 +136,14 @@ func ranks(l *writer, t *topo.Topology) {
 				l.int(node)
 				l.int(gpu)
 			}
-			for _, v := range c.digit {
-				l.int(v)
+			for d := range 5 {
+				l.int(c.base.Digit(d))
 			}
-			// The base view's digits, then the expert view's first four
-			// (its fifth is pp, shared with the base view).
-			for _, view := range [2][2]int{{0, 5}, {5, 9}} {
-				for d := view[0]; d < view[1]; d++ {
-					if c.digit[d]++; c.digit[d] < c.shape[d] {
-						break
-					}
-					c.digit[d] = 0
-				}
+			for d := range 4 {
+				l.int(c.expt.Digit(d))
 			}
+			c.base.Next()
+			c.expt.Next()
 		}
 		if gpu++; gpu == gpn {
 			gpu, node = 0, node+1

@@ -99,12 +99,8 @@ func byRankTable(w *bufio.Writer, t *topo.Topology, sel selection, o Options, lo
 	tb := newStreamTable(w, o.Format, header, widths, right)
 	curs := make([]*rankCursor, len(sel.modules))
 	for i, m := range sel.modules {
-		curs[i] = newRankCursor(m)
-		curs[i].seek(m, lo)
-	}
-	names := make([][]byte, len(sel.modules))
-	for i, m := range sel.modules {
-		names[i] = []byte(m.Name)
+		curs[i] = newRankCursor(m, m.Name)
+		curs[i].seek(lo)
 	}
 	rows := 0
 	for r := lo; r < hi; r++ {
@@ -121,7 +117,7 @@ func byRankTable(w *bufio.Writer, t *topo.Topology, sel selection, o Options, lo
 				tb.SetCell(1, append(tb.Cell(1), '-'))
 				tb.SetCell(2, append(tb.Cell(2), '-'))
 			}
-			tb.SetCell(3, append(tb.Cell(3), names[i]...))
+			tb.SetCell(3, append(tb.Cell(3), c.name...))
 			values := c.values()
 			for k, j := range dims {
 				if j >= len(grid.BaseDims) && !hasExperts(t, m) {

@@ -8,39 +8,13 @@ import (
 	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
-// plainMembers is the most group members (summed over the rank's groups)
-// that --rank's json and yaml build as one document for encoding/json
-// and yaml.v3; above it (a group of a million ranks) the same document
-// is streamed, in constant memory.
-const plainMembers = 1 << 16
-
 // renderRank prints the groups one rank belongs to, module by module,
-// with its coordinates. Its json and yaml are built whole when they hold
-// at most plain members, streamed otherwise.
-func renderRank(w *bufio.Writer, t *topo.Topology, sel selection, o Options, plain int) error {
-	r := o.Rank
-	var entries []rankEntry
-	members := 0
-	for _, m := range sel.modules {
-		if !m.Grid.Contains(r) {
-			continue
-		}
-		re := rankEntry{m: m, c: coordsOf(m, r), index: map[string]int{}}
-		for _, g := range sel.groups(m) {
-			if i := g.Enum.GroupOf(r); i >= 0 {
-				re.groups = append(re.groups, grid.Group{Kind: g.Kind, Enum: g.Enum})
-				re.index[g.Kind] = i
-				members += g.Enum.GroupSize()
-			}
-		}
-		entries = append(entries, re)
-	}
+// with its coordinates.
+func renderRank(w *bufio.Writer, t *topo.Topology, sel selection, o Options) error {
+	entries := rankEntries(sel, o.Rank)
 	switch o.Format {
 	case "json", "yaml":
-		if members > plain {
-			return streamRank(w, t, r, entries, o.Format == "yaml")
-		}
-		return newRankDoc(t, r, entries).write(w, o.Format)
+		return streamRank(w, t, o.Rank, entries, o.Format == "yaml")
 	case "csv":
 		o2 := newOut(w)
 		o2.s("module,group,index,size,ranks\n")
@@ -56,6 +30,26 @@ func renderRank(w *bufio.Writer, t *topo.Topology, sel selection, o Options, pla
 	default:
 		return rankTable(w, t, o, entries)
 	}
+}
+
+// rankEntries are the selected modules that hold rank r, each with r's
+// coordinates and the selected groups that hold it.
+func rankEntries(sel selection, r int) []rankEntry {
+	var entries []rankEntry
+	for _, m := range sel.modules {
+		if !m.Grid.Contains(r) {
+			continue
+		}
+		re := rankEntry{m: m, c: coordsOf(m, r), index: map[string]int{}}
+		for _, g := range sel.groups(m) {
+			if i := g.Enum.GroupOf(r); i >= 0 {
+				re.groups = append(re.groups, grid.Group{Kind: g.Kind, Enum: g.Enum})
+				re.index[g.Kind] = i
+			}
+		}
+		entries = append(entries, re)
+	}
+	return entries
 }
 
 func stage(c coords) string {

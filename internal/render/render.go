@@ -85,7 +85,7 @@ func Render(w io.Writer, t *topo.Topology, o Options) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	switch {
 	case o.HasRank:
-		err = renderRank(bw, t, sel, o, plainMembers)
+		err = renderRank(bw, t, sel, o)
 	case o.ByRank:
 		err = renderByRank(bw, t, sel, o)
 	default:

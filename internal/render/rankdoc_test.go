@@ -11,9 +11,9 @@ import (
 )
 
 // rankDoc is what --rank prints as json or yaml: one rank's coordinates
-// and groups, module by module, written by encoding/json and yaml.v3.
-// The outputs that grow with the world (--by rank, every rank's groups,
-// a rank whose groups hold millions of ranks) are streamed instead.
+// and groups, module by module, as Go values that encoding/json and
+// yaml.v3 write: the oracle of streamRank, which writes the same bytes
+// without holding any group (TestRankStreamIsEncoders).
 type rankDoc struct {
 	Rank     int          `json:"rank" yaml:"rank"`
 	Node     *int         `json:"node" yaml:"node"` // nil without a cluster
