@@ -120,7 +120,7 @@ step() {
 emitted() {
 	local g=$1 layout=$2 dir=$3
 	shift 3
-	"$BIN" preflight "$layout" --emit "$dir" --entrypoint "$EP" --timeout 30s --bytes "$BYTES" "$@" 2>>"$OUT/preflight-${g}gpu.txt"
+	"$BIN" preflight "$layout" --out "$dir" --entrypoint "$EP" --timeout 30s --bytes "$BYTES" "$@" 2>>"$OUT/preflight-${g}gpu.txt"
 }
 
 suite() {

@@ -92,7 +92,7 @@ func FuzzPlansAgree(f *testing.F) {
 		for i := range hosts {
 			hosts[i] = fmt.Sprintf("h%d", i)
 		}
-		code, _, errOut = run("preflight", path, "--emit", filepath.Join(dir, "pf"), "--hosts", strings.Join(hosts, ","))
+		code, _, errOut = run("preflight", path, "--out", filepath.Join(dir, "pf"), "--hosts", strings.Join(hosts, ","))
 		if code != exitOK {
 			t.Fatalf("preflight --emit: exit %d: %s\n%s", code, errOut, src)
 		}

@@ -196,8 +196,8 @@ func TestEnvironmentValues(t *testing.T) {
 		{"MIMOPLAN_STRICT", "yes", []string{"validate", g}, 2, "", `invalid MIMOPLAN_STRICT="yes"`},
 		{"MIMOPLAN_STRICT", "1", []string{"validate", g}, 0, "valid:", ""},
 		{"MIMOPLAN_OMP_NUM_THREADS", "four", []string{"launch-plan", g, "--", "t.py"}, 2, "", `invalid MIMOPLAN_OMP_NUM_THREADS="four"`},
-		{"MIMOPLAN_ITERS", "1.5", []string{"preflight", g, "--emit", t.TempDir()}, 2, "", `invalid MIMOPLAN_ITERS="1.5"`},
-		{"MIMOPLAN_TIMEOUT", "soon", []string{"preflight", g, "--emit", t.TempDir()}, 2, "", `invalid MIMOPLAN_TIMEOUT="soon"`},
+		{"MIMOPLAN_ITERS", "1.5", []string{"preflight", g, "--out", t.TempDir()}, 2, "", `invalid MIMOPLAN_ITERS="1.5"`},
+		{"MIMOPLAN_TIMEOUT", "soon", []string{"preflight", g, "--out", t.TempDir()}, 2, "", `invalid MIMOPLAN_TIMEOUT="soon"`},
 		{"MIMOPLAN_PROBE", "perhaps", []string{"validate", g}, 2, "", `invalid MIMOPLAN_PROBE="perhaps"`},
 		{"MIMOPLAN_FORMAT", "", []string{"validate", g}, 0, "valid:", ""}, // empty is unset
 	}

@@ -423,3 +423,52 @@ func assertDocBlock(t *testing.T, blocks []string, want string) {
 	}
 	assert.Equal(t, want, near, "docs/launch.md is out of step with the binary")
 }
+
+// A plan's comments name the file it is written to: --out's for
+// launch-plan, preflight.sh or preflight.slurm for preflight --format;
+// plan.sh and plan.slurm on standard output.
+func TestPlanNamesItsFile(t *testing.T) {
+	layoutPath := filepath.Join("..", "..", "layouts", "three-module-4node.yaml")
+	dir := t.TempDir()
+	tests := []struct {
+		name, file string
+		args       []string
+		want       string
+	}{
+		{"slurm --out", filepath.Join(dir, "job.sbatch"), []string{"launch-plan", layoutPath, "--format", "slurm", "--out", filepath.Join(dir, "job.sbatch"), "--", "train.py"},
+			"# Submit it with: sbatch job.sbatch\n"},
+		{"sh --out", filepath.Join(dir, "run-job.sh"), []string{"launch-plan", layoutPath, "--hosts", "a,b,c,d", "--out", filepath.Join(dir, "run-job.sh"), "--", "train.py"},
+			"#   ./run-job.sh NODE_RANK    or    NODE_RANK=i ./run-job.sh\n# or, on a host named as below, ./run-job.sh alone"},
+		{"c10d --out", filepath.Join(dir, "c10d.sh"), []string{"launch-plan", layoutPath, "--hosts", "a,b,c,d", "--rendezvous", "c10d", "--out", filepath.Join(dir, "c10d.sh"), "--", "train.py"},
+			"# Run it on every host: ./c10d.sh\n"},
+		{"slurm stdout", "", []string{"launch-plan", layoutPath, "--format", "slurm", "--", "train.py"}, "# Submit it with: sbatch plan.slurm\n"},
+		{"preflight slurm", filepath.Join(dir, "pf", "preflight.slurm"), []string{"preflight", layoutPath, "--out", filepath.Join(dir, "pf"), "--format", "slurm", "--sbatch", "partition=gpu"},
+			"# Submit it with: sbatch preflight.slurm\n"},
+		{"preflight sh", filepath.Join(dir, "pf2", "preflight.sh"), []string{"preflight", layoutPath, "--out", filepath.Join(dir, "pf2"), "--format", "sh", "--hosts", "a,b,c,d"},
+			"#   ./preflight.sh NODE_RANK"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := mimoplan(t, tt.args...)
+			require.Equal(t, exitOK, code, stderr)
+			plan := stdout
+			if tt.file != "" {
+				b, err := os.ReadFile(tt.file)
+				require.NoError(t, err)
+				plan = string(b)
+			}
+			assert.Contains(t, plan, tt.want)
+			if tt.file != "" {
+				assert.NotContains(t, plan, "plan.slurm")
+				assert.NotContains(t, plan, "plan.sh")
+			}
+		})
+	}
+	// preflight --sbatch lands in the slurm plan.
+	b, err := os.ReadFile(filepath.Join(dir, "pf", "preflight.slurm"))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "\n#SBATCH --partition=gpu\n")
+	code, _, stderr := mimoplan(t, "preflight", layoutPath, "--out", filepath.Join(dir, "pf3"), "--sbatch", "partition=gpu")
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "mimoplan: --sbatch is for --format slurm, not lines\n", stderr)
+}

@@ -29,31 +29,31 @@ func TestPreflight(t *testing.T) {
 		stdout string
 		stderr string
 	}{
-		{"emit", nil, []string{"preflight", g, "--emit", dir}, 0, line + " --bytes 67108864 --timeout 60 --iters 10\n", "wrote preflight.py and plan.json to " + dir},
-		{"emit options", nil, []string{"preflight", g, "--emit", dir, "--bytes", "1GiB", "--timeout", "90s", "--iters", "3", "--lazy-init"},
+		{"emit, the old name of --out", nil, []string{"preflight", g, "--emit", dir}, 0, line + " --bytes 67108864 --timeout 60 --iters 10\n", "wrote preflight.py and plan.json to " + dir},
+		{"emit options", nil, []string{"preflight", g, "--out", dir, "--bytes", "1GiB", "--timeout", "90s", "--iters", "3", "--lazy-init"},
 			0, line + " --bytes 1073741824 --timeout 90 --iters 3 --lazy-init\n", ""},
-		{"emit from env", map[string]string{"MIMOPLAN_BYTES": "0", "MIMOPLAN_TIMEOUT": "2m"}, []string{"preflight", g, "--emit", dir},
+		{"emit from env", map[string]string{"MIMOPLAN_BYTES": "0", "MIMOPLAN_TIMEOUT": "2m"}, []string{"preflight", g, "--out", dir},
 			0, line + " --bytes 0 --timeout 120 --iters 10\n", ""},
-		{"entrypoint", nil, []string{"preflight", g, "--emit", dir, "--entrypoint", "python3 -m torch.distributed.run"},
+		{"entrypoint", nil, []string{"preflight", g, "--out", dir, "--entrypoint", "python3 -m torch.distributed.run"},
 			0, "python3 -m torch.distributed.run --standalone", ""},
-		{"nodes", nil, []string{"preflight", twoNodes, "--emit", dir, "--hosts", "h0,h1", "--master-port", "7000"},
+		{"nodes", nil, []string{"preflight", twoNodes, "--out", dir, "--hosts", "h0,h1", "--master-port", "7000"},
 			0, "# node 1 (h1)\ntorchrun --nnodes=2 --nproc-per-node=4 --node-rank=1 --master-addr=h0 --master-port=7000 ", ""},
-		{"nodes by master address", nil, []string{"preflight", twoNodes, "--emit", dir, "--master-addr", "10.0.0.1"},
+		{"nodes by master address", nil, []string{"preflight", twoNodes, "--out", dir, "--master-addr", "10.0.0.1"},
 			0, "# node 0\ntorchrun --nnodes=2 --nproc-per-node=4 --node-rank=0 --master-addr=10.0.0.1 --master-port=29500 ", ""},
-		{"nodes without hosts", nil, []string{"preflight", twoNodes, "--emit", dir}, 2, "", "give the hosts or the master address"},
-		{"nodes wrong host count", nil, []string{"preflight", twoNodes, "--emit", dir, "--hosts", "h0"}, 1, "", "host-count-mismatch"},
-		{"nodes empty host", nil, []string{"preflight", twoNodes, "--emit", dir, "--hosts", "h0,,h1"}, 2, "", "--hosts has an empty host name"},
-		{"run several nodes", nil, []string{"preflight", twoNodes, "--run"}, 2, "", "the layout has 2 nodes: use --emit"},
-		{"neither emit nor run", nil, []string{"preflight", g}, 2, "", "needs --emit DIR, --run, or both"},
-		{"bad bytes", nil, []string{"preflight", g, "--emit", dir, "--bytes", "lots"}, 2, "", "invalid --bytes"},
-		{"bad timeout", nil, []string{"preflight", g, "--emit", dir, "--timeout", "0s"}, 2, "", "timeout must be positive"},
+		{"nodes without hosts", nil, []string{"preflight", twoNodes, "--out", dir}, 2, "", "give the hosts or the master address"},
+		{"nodes wrong host count", nil, []string{"preflight", twoNodes, "--out", dir, "--hosts", "h0"}, 1, "", "host-count-mismatch"},
+		{"nodes empty host", nil, []string{"preflight", twoNodes, "--out", dir, "--hosts", "h0,,h1"}, 2, "", "--hosts has an empty host name"},
+		{"run several nodes", nil, []string{"preflight", twoNodes, "--run"}, 2, "", "the layout has 2 nodes: use --out DIR"},
+		{"neither emit nor run", nil, []string{"preflight", g}, 2, "", "needs --out DIR, --run, or both"},
+		{"bad bytes", nil, []string{"preflight", g, "--out", dir, "--bytes", "lots"}, 2, "", "invalid --bytes"},
+		{"bad timeout", nil, []string{"preflight", g, "--out", dir, "--timeout", "0s"}, 2, "", "timeout must be positive"},
 		// One validation before anything runs: the payload would refuse
 		// these only under torchrun, on every rank.
-		{"bytes below one float32", nil, []string{"preflight", g, "--emit", filepath.Join(dir, "b3"), "--bytes", "3"}, 2, "", "bytes must be 0 (no timing) or at least 4"},
+		{"bytes below one float32", nil, []string{"preflight", g, "--out", filepath.Join(dir, "b3"), "--bytes", "3"}, 2, "", "bytes must be 0 (no timing) or at least 4"},
 		{"bytes below one float32, run", nil, []string{"preflight", g, "--run", "--bytes", "3"}, 2, "", "bytes must be 0 (no timing) or at least 4"},
-		{"timeout not a duration", nil, []string{"preflight", g, "--emit", dir, "--timeout", "inf"}, 2, "", "invalid argument \"inf\""},
-		{"iters", nil, []string{"preflight", g, "--emit", dir, "--iters", "0"}, 2, "", "iters must be 1 or more"},
-		{"invalid layout", nil, []string{"preflight", b, "--emit", dir}, 1, "", "error: module \"vision\""},
+		{"timeout not a duration", nil, []string{"preflight", g, "--out", dir, "--timeout", "inf"}, 2, "", "invalid argument \"inf\""},
+		{"iters", nil, []string{"preflight", g, "--out", dir, "--iters", "0"}, 2, "", "iters must be 1 or more"},
+		{"invalid layout", nil, []string{"preflight", b, "--out", dir}, 1, "", "error: module \"vision\""},
 		{"missing layout", nil, []string{"preflight", filepath.Join(dir, "nope.yaml"), "--run"}, 2, "", "no such file"},
 	}
 	for _, tt := range tests {
@@ -80,7 +80,7 @@ func TestPreflightPlanIsRender(t *testing.T) {
 	for _, l := range layouts {
 		t.Run(filepath.Base(l), func(t *testing.T) {
 			dir := t.TempDir()
-			code, _, errOut := mimoplan(t, "preflight", l, "--emit", dir, "--master-addr", "10.0.0.1")
+			code, _, errOut := mimoplan(t, "preflight", l, "--out", dir, "--master-addr", "10.0.0.1")
 			require.Equal(t, 0, code, errOut)
 			code, want, _ := mimoplan(t, "render", l, "--format", "json")
 			require.Equal(t, 0, code)
@@ -105,7 +105,7 @@ func TestPreflightPlanIsRender(t *testing.T) {
 func TestPreflightNodeLines(t *testing.T) {
 	layout := "../../internal/preflight/testdata/two-nodes-2x2.yaml"
 	dir := filepath.Join(t.TempDir(), "pf")
-	code, out, errOut := mimoplan(t, "preflight", layout, "--emit", dir, "--hosts", "h0,h1", "--master-port", "7000", "--bytes", "1MiB")
+	code, out, errOut := mimoplan(t, "preflight", layout, "--out", dir, "--hosts", "h0,h1", "--master-port", "7000", "--bytes", "1MiB")
 	require.Equal(t, 0, code, errOut)
 	prog := []string{filepath.Join(dir, preflight.PayloadFile), "--plan", filepath.Join(dir, preflight.PlanFile),
 		"--bytes", "1048576", "--timeout", "60", "--iters", "10"}
@@ -137,7 +137,7 @@ func TestPreflightNoFilesOnError(t *testing.T) {
 		{writeLayout(t, bad)},
 	} {
 		dir := filepath.Join(t.TempDir(), "pf")
-		code, _, errOut := mimoplan(t, append([]string{"preflight", "--emit", dir}, args...)...)
+		code, _, errOut := mimoplan(t, append([]string{"preflight", "--out", dir}, args...)...)
 		assert.NotEqual(t, 0, code, errOut)
 		assert.NoDirExists(t, dir)
 	}
@@ -225,7 +225,7 @@ func TestPreflightRunLauncher(t *testing.T) {
 func TestPreflightEmitPlan(t *testing.T) {
 	four := writeLayout(t, fourNode)
 	dir := filepath.Join(t.TempDir(), "pf")
-	code, out, stderr := mimoplan(t, "preflight", four, "--emit", dir, "--format", "slurm", "--timeout", "30s")
+	code, out, stderr := mimoplan(t, "preflight", four, "--out", dir, "--format", "slurm", "--timeout", "30s")
 	require.Equal(t, 0, code, stderr)
 	abs, _ := filepath.Abs(dir)
 	path := filepath.Join(abs, "preflight.slurm")
@@ -242,14 +242,14 @@ func TestPreflightEmitPlan(t *testing.T) {
 		assert.NoError(t, exec.Command(bash, "-n", path).Run())
 	}
 
-	code, _, stderr = mimoplan(t, "preflight", four, "--emit", dir, "--format", "k8s", "--image", "img")
+	code, _, stderr = mimoplan(t, "preflight", four, "--out", dir, "--format", "k8s", "--image", "img")
 	require.Equal(t, 0, code, stderr)
 	y, err := os.ReadFile(filepath.Join(abs, "preflight.yaml"))
 	require.NoError(t, err)
 	assert.Contains(t, string(y), "kind: TrainJob")
 	assert.Contains(t, string(y), "numNodes: 4")
 
-	code, _, stderr = mimoplan(t, "preflight", four, "--emit", dir, "--format", "sh", "--hosts", "h0,h1,h2,h3")
+	code, _, stderr = mimoplan(t, "preflight", four, "--out", dir, "--format", "sh", "--hosts", "h0,h1,h2,h3")
 	require.Equal(t, 0, code, stderr)
 	assert.FileExists(t, filepath.Join(abs, "preflight.sh"))
 
@@ -257,17 +257,17 @@ func TestPreflightEmitPlan(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--emit", dir, "--format", "k8s"}, "needs --image"},
-		{[]string{"--emit", dir, "--format", "sh"}, "give their hosts with --hosts"},
-		{[]string{"--run", "--format", "slurm"}, "with --emit DIR, without --run"},
-		{[]string{"--emit", dir, "--format", "pbs"}, `invalid --format "pbs"`},
+		{[]string{"--out", dir, "--format", "k8s"}, "needs --image"},
+		{[]string{"--out", dir, "--format", "sh"}, "give their hosts with --hosts"},
+		{[]string{"--run", "--format", "slurm"}, "with --out DIR, without --run"},
+		{[]string{"--out", dir, "--format", "pbs"}, `invalid --format "pbs"`},
 	} {
 		code, _, stderr := mimoplan(t, append([]string{"preflight", four}, tc.args...)...)
 		assert.Equal(t, 2, code, "%v: %s", tc.args, stderr)
 		assert.Contains(t, stderr, tc.want, tc.args)
 	}
 	empty := filepath.Join(t.TempDir(), "none")
-	code, _, _ = mimoplan(t, "preflight", four, "--emit", empty, "--format", "k8s")
+	code, _, _ = mimoplan(t, "preflight", four, "--out", empty, "--format", "k8s")
 	assert.Equal(t, 2, code)
 	assert.NoDirExists(t, empty, "a refused plan writes nothing")
 }
@@ -275,10 +275,10 @@ func TestPreflightEmitPlan(t *testing.T) {
 // preflight checks the layout at --target-version, as validate does.
 func TestPreflightTargetVersion(t *testing.T) {
 	mlm := writeLayout(t, megatronLM)
-	code, _, stderr := mimoplan(t, "preflight", mlm, "--emit", t.TempDir(), "--target-version", "2026-06-01")
+	code, _, stderr := mimoplan(t, "preflight", mlm, "--out", t.TempDir(), "--target-version", "2026-06-01")
 	assert.Equal(t, 1, code, stderr)
 	assert.Contains(t, stderr, "[target-version-too-old]")
-	code, _, stderr = mimoplan(t, "preflight", mlm, "--emit", t.TempDir(), "--target-version", "soon")
+	code, _, stderr = mimoplan(t, "preflight", mlm, "--out", t.TempDir(), "--target-version", "soon")
 	assert.Equal(t, 2, code, stderr)
 	assert.Contains(t, stderr, "--target-version")
 }

@@ -152,6 +152,10 @@ type Plan struct {
 	MasterGiven bool
 	// Notes are said in every format: caveats the user must know.
 	Notes []string
+	// File is the name of the plan's file, which its comments tell to
+	// run or submit; "" says plan.sh or plan.slurm (the plan goes to
+	// standard output).
+	File string
 	// Image is the container image (Kubernetes only).
 	Image string
 	// Files are mounted at K8sFilesDir (Kubernetes only).
@@ -320,4 +324,12 @@ func Build(t *topo.Topology, o Options) (*Plan, *diag.List, error) {
 		p.spans = append(p.spans, ModuleSpan{Name: m.Name, FirstRank: m.RankOffset, LastRank: m.RankOffset + m.NumRanks - 1})
 	}
 	return p, d, nil
+}
+
+// file is the name the plan's comments give its file: File, or def.
+func (p *Plan) file(def string) string {
+	if p.File == "" {
+		return def
+	}
+	return p.File
 }

@@ -166,6 +166,7 @@ func Run(stdout, stderr io.Writer, t *topo.Topology, warnings *diag.List, r Requ
 		}})
 	}
 	if r.Out != "" {
+		plan.File = filepath.Base(r.Out)
 		files = append(files, atomicfile.File{Path: r.Out, Mode: FileMode(r.Format), Write: func(w io.Writer) error {
 			return Write(w, r.Format, plan)
 		}})

@@ -26,11 +26,12 @@ func WriteSh(w io.Writer, p *Plan) error {
 	fmt.Fprintln(bw, "#!/usr/bin/env bash")
 	if p.Rendezvous.Backend == C10d {
 		// c10d ignores --node-rank: the same command runs everywhere.
-		p.header(bw, "Run it on every host: ./plan.sh", p.Rendezvous.MasterAddr)
+		p.header(bw, "Run it on every host: ./"+p.file("plan.sh"), p.Rendezvous.MasterAddr)
 		p.table(bw, func(n Node) string { return n.Host })
 		fmt.Fprint(bw, "set -euo pipefail\n\n")
 	} else {
-		p.header(bw, "Run it on every host with that host's node rank:\n  ./plan.sh NODE_RANK    or    NODE_RANK=i ./plan.sh\nor, on a host named as below, ./plan.sh alone: its place in the list is its rank.", p.Rendezvous.MasterAddr)
+		run := "./" + p.file("plan.sh")
+		p.header(bw, "Run it on every host with that host's node rank:\n  "+run+" NODE_RANK    or    NODE_RANK=i "+run+"\nor, on a host named as below, "+run+" alone: its place in the list is its rank.", p.Rendezvous.MasterAddr)
 		p.table(bw, func(n Node) string { return n.Host })
 		q := make([]string, p.NNodes)
 		for i := range q {

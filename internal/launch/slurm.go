@@ -107,9 +107,9 @@ func WriteSlurm(w io.Writer, p *Plan) error {
 	if p.MasterGiven {
 		master = p.Rendezvous.MasterAddr
 	}
-	how := "Submit it with: sbatch plan.slurm\nThe node named i-th in the allocation's order (scontrol show hostnames) runs node rank i."
+	how := "Submit it with: sbatch " + p.file("plan.slurm") + "\nThe node named i-th in the allocation's order (scontrol show hostnames) runs node rank i."
 	if p.HostsGiven {
-		how = "Submit it with: sbatch plan.slurm\nEach node runs the node rank of its place in the host list below, whatever\norder Slurm numbers the nodes in."
+		how = "Submit it with: sbatch " + p.file("plan.slurm") + "\nEach node runs the node rank of its place in the host list below, whatever\norder Slurm numbers the nodes in."
 	}
 	p.header(bw, how, master)
 	p.table(bw, func(n Node) string {

@@ -12,11 +12,11 @@ import (
 	"github.com/mimoplan/mimoplan/internal/topo"
 )
 
-// Formats are preflight --emit's output: the torchrun lines, or a
+// Formats are preflight --out's output: the torchrun lines, or a
 // launch-plan format that runs the payload on every node.
 var Formats = []string{"lines", "sh", "slurm", "k8s", "pytorchjob"}
 
-// planFile names the plan --emit writes for each format.
+// planFile names the plan --out writes for each format.
 var planFile = map[string]string{"sh": "preflight.sh", "slurm": "preflight.slurm", "k8s": "preflight.yaml", "pytorchjob": "preflight.yaml"}
 
 // emitPlan writes a launch plan in format that runs the payload (o.Dir,
@@ -60,6 +60,7 @@ func emitPlan(stdout, stderr io.Writer, t *topo.Topology, lo launch.Options, o O
 	if note != "" {
 		plan.Notes = append(plan.Notes, note)
 	}
+	plan.File = planFile[format]
 	if err := launch.Check(format, plan); err != nil {
 		return exitcode.Usagef("%v", err)
 	}

@@ -23,9 +23,12 @@ type Request struct {
 	// Run runs the payload on this node.
 	Run bool
 	// Format is "lines" (print each node's torchrun line) or a launch-plan
-	// format (Formats) whose plan --emit writes into Emit; Image is that
+	// format (Formats) whose plan --out writes into Emit; Image is that
 	// plan's container image (k8s, pytorchjob).
 	Format, Image string
+	// Sbatch are the slurm plan's extra #SBATCH directives, as
+	// launch-plan's --sbatch.
+	Sbatch []string
 	// Bytes is the timed all-reduce's size as written ("64MiB").
 	Bytes string
 	// Options are the payload's settings; Bytes, Dir and Launcher are
@@ -53,17 +56,23 @@ type Request struct {
 // is read. Its errors are usage errors (exit 2).
 func (r *Request) Check() (launch.Options, error) {
 	if r.Emit == "" && !r.Run {
-		return launch.Options{}, exitcode.Usagef("preflight needs --emit DIR, --run, or both")
+		return launch.Options{}, exitcode.Usagef("preflight needs --out DIR, --run, or both")
 	}
 	if r.Format != "lines" {
 		if r.Run || r.Emit == "" {
-			return launch.Options{}, exitcode.Usagef("--format %s writes a plan for the scheduler with --emit DIR, without --run", r.Format)
+			return launch.Options{}, exitcode.Usagef("--format %s writes a plan for the scheduler with --out DIR, without --run", r.Format)
 		}
 		abs, err := filepath.Abs(r.Emit)
 		if err != nil {
-			return launch.Options{}, exitcode.Usagef("--emit: %v", err)
+			return launch.Options{}, exitcode.Usagef("--out: %v", err)
 		}
 		r.Emit = abs
+	}
+	if len(r.Sbatch) > 0 && r.Format != "slurm" {
+		return launch.Options{}, exitcode.Usagef("--sbatch is for --format slurm, not %s", r.Format)
+	}
+	if err := launch.CheckSbatch(r.Sbatch); err != nil {
+		return launch.Options{}, exitcode.Usagef("%v", err)
 	}
 	n, err := ParseBytes(r.Bytes)
 	if err != nil {
@@ -75,7 +84,8 @@ func (r *Request) Check() (launch.Options, error) {
 	if err := r.Options.Check(); err != nil {
 		return launch.Options{}, exitcode.Usagef("preflight: %v (--bytes, --timeout, --iters, --entrypoint)", err)
 	}
-	lo := launch.Options{MasterAddr: r.MasterAddr, MasterPortText: r.MasterPortText, HostSource: "--hosts"}
+	lo := launch.Options{MasterAddr: r.MasterAddr, MasterPortText: r.MasterPortText, HostSource: "--hosts",
+		Slurm: launch.SlurmOptions{Sbatch: r.Sbatch}}
 	if lo.Hosts, err = launch.SplitHosts(r.Hosts); err != nil {
 		return launch.Options{}, err
 	}
@@ -91,7 +101,7 @@ func Execute(ctx context.Context, stdout, stderr io.Writer, t *topo.Topology, wa
 		return err
 	}
 	if r.Run && t.Cluster != nil && t.Cluster.Nodes > 1 {
-		return exitcode.Usagef("--run starts this node's torchrun only, and the layout has %d nodes: use --emit and run each printed line on its node", t.Cluster.Nodes)
+		return exitcode.Usagef("--run starts this node's torchrun only, and the layout has %d nodes: use --out DIR and run each printed line on its node", t.Cluster.Nodes)
 	}
 	o := r.Options
 	if r.Run && !r.EntrypointGiven && r.Entrypoint == "torchrun" {

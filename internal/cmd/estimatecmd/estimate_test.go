@@ -21,7 +21,7 @@ func TestNewCmdEstimate(t *testing.T) {
 		{"defaults", []string{"l.yaml"}, Options{Layout: "l.yaml", Format: "text"}},
 		{"json", []string{"l.yaml", "--format", "json"}, Options{Layout: "l.yaml", Format: "json"}},
 		{"table is text", []string{"l.yaml", "--format", "table"}, Options{Layout: "l.yaml", Format: "text"}},
-		{"target version", []string{"-", "--target-version", "pr6894"}, Options{Layout: "-", Format: "text", TargetVersion: "pr6894"}},
+		{"target version", []string{"-", "--target-version", "6894"}, Options{Layout: "-", Format: "text", TargetVersion: "6894"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

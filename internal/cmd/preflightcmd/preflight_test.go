@@ -2,6 +2,7 @@ package preflightcmd
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 	"time"
 
@@ -22,7 +23,11 @@ func TestNewCmdPreflight(t *testing.T) {
 		want func(*Options)
 	}{
 		{"defaults", []string{"l.yaml"}, func(*Options) {}},
-		{"emit", []string{"l.yaml", "--emit", "pf"}, func(o *Options) { o.Request.Emit = "pf" }},
+		{"out", []string{"l.yaml", "--out", "pf"}, func(o *Options) { o.Request.Emit = "pf" }},
+		{"emit, the old name of out", []string{"l.yaml", "--emit", "pf"}, func(o *Options) { o.Request.Emit = "pf" }},
+		{"sbatch", []string{"l.yaml", "--out", "pf", "--format", "slurm", "--sbatch", "partition=gpu", "--sbatch", "exclusive"}, func(o *Options) {
+			o.Request.Emit, o.Request.Format, o.Request.Sbatch = "pf", "slurm", []string{"partition=gpu", "exclusive"}
+		}},
 		{"run with its settings", []string{"l.yaml", "--run", "--bytes", "1GiB", "--timeout", "90s", "--iters", "3", "--lazy-init", "--entrypoint", "python3 -m torch.distributed.run"},
 			func(o *Options) {
 				r := &o.Request
@@ -43,8 +48,13 @@ func TestNewCmdPreflight(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := execute(tt.args)
+			got, stderr, err := executeStderr(tt.args)
 			require.NoError(t, err)
+			if slices.Contains(tt.args, "--emit") {
+				assert.Equal(t, "mimoplan: --emit is deprecated: use --out, its name in every command\n", stderr)
+			} else {
+				assert.Empty(t, stderr)
+			}
 			want := &Options{IO: got.IO, Context: got.Context, Path: "l.yaml", Request: preflight.Request{
 				Format: "lines", Bytes: "64MiB", Entrypoint: "torchrun", MasterPortText: "29500",
 				Options: preflight.Options{Timeout: preflight.DefaultTimeout, Iters: preflight.DefaultIters}}}
@@ -62,6 +72,7 @@ func TestNewCmdPreflightErrors(t *testing.T) {
 		args          []string
 	}{
 		{"no layout", "accepts 1 arg(s), received 0", nil},
+		{"out and emit", "if any flags in the group [out emit] are set none of the others can be; [emit out] were all set", []string{"l.yaml", "--out", "a", "--emit", "b"}},
 		{"unknown format", `invalid --format "json": want one of ` + "lines, sh, slurm, k8s, pytorchjob", []string{"l.yaml", "--format", "json"}},
 		{"timeout not a duration", `invalid argument "5" for "--timeout" flag: time: missing unit in duration "5"`, []string{"l.yaml", "--timeout", "5"}},
 	}
@@ -76,11 +87,18 @@ func TestNewCmdPreflightErrors(t *testing.T) {
 }
 
 func execute(args []string) (*Options, error) {
-	io := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
+	got, _, err := executeStderr(args)
+	return got, err
+}
+
+func executeStderr(args []string) (*Options, string, error) {
+	var stderr bytes.Buffer
+	io := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &stderr}
 	var got *Options
 	cmd := NewCmdPreflight(&cmdutil.Factory{IOStreams: io}, func(o *Options) error { got = o; return nil })
 	cmd.SetFlagErrorFunc(cmdutil.FlagError)
 	cmd.SilenceErrors, cmd.SilenceUsage = true, true
 	cmd.SetArgs(append([]string{}, args...)) // never nil: nil is os.Args
-	return got, cmd.Execute()
+	err := cmd.Execute()
+	return got, stderr.String(), err
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/mimoplan/mimoplan/internal/cmdutil"
 	"github.com/mimoplan/mimoplan/internal/exitcode"
 	"github.com/mimoplan/mimoplan/internal/render"
-	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
 // Options are render's settings.
@@ -19,6 +18,8 @@ type Options struct {
 	Path   string
 	By     string
 	Render render.Options
+	// TargetVersion is --target-version: the upstream whose rules apply.
+	TargetVersion string
 }
 
 // NewCmdRender returns the render command; runF, when not nil, runs in
@@ -70,13 +71,18 @@ share a row (dp = dp_cp), and long lists show their first groups.`,
 	fs.BoolVar(&o.AllGroups, "all-groups", false, "a table row for every group kind, none folded")
 	fs.IntVar(&o.Limit, "limit", 0, "--by rank: print this many ranks (default: all, or 64 in a table)")
 	fs.IntVar(&o.Offset, "offset", 0, "--by rank: start at this rank")
+	cmdutil.AddTargetVersionFlag(fs, &opts.TargetVersion)
 	return cmd
 }
 
 func renderRun(opts *Options) error {
-	res, err := validate.LoadFrom(opts.Path, opts.IO.In, nil)
+	loader, err := cmdutil.LayoutFlags{TargetVersion: opts.TargetVersion}.NewLoader(nil, opts.IO.In)
 	if err != nil {
-		return exitcode.Wrap(exitcode.Usage, err)
+		return err
+	}
+	res, err := loader.Load(opts.Path)
+	if err != nil {
+		return err
 	}
 	if err := render.Accept(opts.IO.ErrOut, res.Topology, res.Diags); err != nil {
 		return err

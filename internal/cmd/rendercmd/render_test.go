@@ -26,6 +26,8 @@ func TestNewCmdRender(t *testing.T) {
 			Options{Path: "l.yaml", By: "group", Render: render.Options{Format: "text", Rank: 0, HasRank: true, Full: true, AllGroups: true}}},
 		{[]string{"l.yaml", "--format", "table", "--offset", "64"},
 			Options{Path: "l.yaml", By: "group", Render: render.Options{Format: "text", Rank: -1, Offset: 64}}},
+		{[]string{"-", "--target-version", "6894"},
+			Options{Path: "-", By: "group", Render: render.Options{Format: "text", Rank: -1}, TargetVersion: "6894"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.args[len(tt.args)-1], func(t *testing.T) {
