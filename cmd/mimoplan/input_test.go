@@ -249,7 +249,7 @@ func TestUnreadableFileDoc(t *testing.T) {
 	t.Chdir(t.TempDir())
 	code, out, _ := mimoplan(t, "validate", "--format", "json", "missing.yaml")
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, string(raw), "$ mimoplan validate --format json missing.yaml\n"+out)
+	assert.Contains(t, string(raw), "$ mimoplan validate --format json missing.yaml   # exit 2\n"+out)
 }
 
 // The plan and its topology are written together or not at all, and

@@ -300,21 +300,21 @@ func TestLaunchPlanWarnings(t *testing.T) {
 
 // TestLaunchDocExamples keeps every example of docs/launch.md in step with
 // the binary: the four formats of the worked example, the c10d plan, the
-// tail of the megatron-lm plan in both name sets, and the refusals. The examples' topology
-// sits in /mnt/shared/jobs; here it goes to a temporary directory and --env
-// puts the documented path back.
+// tail of the megatron-lm plan in both name sets, and the refusals, run
+// from the repository's root as the doc runs them. The c10d example's
+// topology sits in /mnt/shared/mimoplan; here it goes to a temporary
+// directory and --env puts the documented path back.
 func TestLaunchDocExamples(t *testing.T) {
-	root, err := filepath.Abs(filepath.Join("..", "..", "layouts"))
+	root, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
-	raw, err := os.ReadFile(filepath.Join(root, "..", "docs", "launch.md"))
+	raw, err := os.ReadFile(filepath.Join(root, "docs", "launch.md"))
 	require.NoError(t, err)
 	blocks := docBlocks(string(raw))
-	hostfile := writeFile(t, "hosts.txt", "# the four nodes of the job, in node-rank order\nnode0 slots=8\nnode1 slots=8\nnode2 slots=8\nnode3 slots=8\n")
-	// The doc names the layout as a file of the current directory.
+	hostfile := filepath.Join("testdata", "launch", "hosts.txt")
 	t.Chdir(root)
 	prog := []string{"--", "train.py", "--data", "/mnt/shared/data", "--run-name", "first try"}
 	// A shared topology file, named as the doc names it.
-	shared := []string{"--topology-out", filepath.Join(t.TempDir(), "t.json"), "--env", "MIMOPLAN_TOPOLOGY=/mnt/shared/jobs/plan.topology.json"}
+	shared := []string{"--topology-out", filepath.Join(t.TempDir(), "t.json"), "--env", "MIMOPLAN_TOPOLOGY=/mnt/shared/mimoplan/plan.topology.json"}
 	tests := []struct {
 		name string
 		args []string
@@ -329,7 +329,7 @@ func TestLaunchDocExamples(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"launch-plan", "three-module-4node.yaml"}, tt.args...)
+			args := append([]string{"launch-plan", "layouts/three-module-4node.yaml"}, tt.args...)
 			code, out, stderr := mimoplan(t, args...)
 			require.Equal(t, 0, code, stderr)
 			assertDocBlock(t, blocks, out)
@@ -337,7 +337,7 @@ func TestLaunchDocExamples(t *testing.T) {
 	}
 
 	t.Run("megatron-lm", func(t *testing.T) {
-		code, out, stderr := mimoplan(t, "launch-plan", "llm-only-moe-16gpu.yaml", "--hosts", "node0,node1",
+		code, out, stderr := mimoplan(t, "launch-plan", "layouts/llm-only-moe-16gpu.yaml", "--hosts", "node0,node1",
 			"--", "examples/mimo/pretrain_mimo.py", "--lr", "1e-4")
 		require.Equal(t, 0, code, stderr)
 		_, tail, ok := strings.Cut(out, "\nexec torchrun")
@@ -346,7 +346,7 @@ func TestLaunchDocExamples(t *testing.T) {
 			"    -- examples/mimo/pretrain_mimo.py --lr 1e-4\n...\nexec torchrun" + tail
 		assertDocBlock(t, blocks, want)
 
-		code, out, stderr = mimoplan(t, "launch-plan", "llm-only-moe-16gpu.yaml", "--hosts", "node0,node1", "--target-version", "2026-08-22",
+		code, out, stderr = mimoplan(t, "launch-plan", "layouts/llm-only-moe-16gpu.yaml", "--hosts", "node0,node1", "--target-version", "2026-08-22",
 			"--", "examples/mimo/pretrain_mimo.py", "--lr", "1e-4")
 		require.Equal(t, 0, code, stderr)
 		_, tail, ok = strings.Cut(out, "\n  examples/mimo/pretrain_mimo.py")
@@ -356,13 +356,11 @@ func TestLaunchDocExamples(t *testing.T) {
 		assertDocBlock(t, blocks, want)
 
 		// A program argument against the layout's training block.
-		code, out, stderr = mimoplan(t, "launch-plan", "llm-only-moe-16gpu.yaml", "--hosts", "node0,node1",
+		code, out, stderr = mimoplan(t, "launch-plan", "layouts/llm-only-moe-16gpu.yaml", "--hosts", "node0,node1",
 			"--", "examples/mimo/pretrain_mimo.py", "--recompute-granularity", "full")
 		require.Equal(t, 1, code, stderr)
 		assert.Empty(t, out)
-		// The doc runs it from the repository root.
-		assertDocBlock(t, blocks, "$ mimoplan launch-plan layouts/llm-only-moe-16gpu.yaml --hosts node0,node1 -- examples/mimo/pretrain_mimo.py --recompute-granularity full\n"+
-			strings.ReplaceAll(stderr, "llm-only-moe-16gpu.yaml:", "layouts/llm-only-moe-16gpu.yaml:"))
+		assertDocBlock(t, blocks, "$ mimoplan launch-plan layouts/llm-only-moe-16gpu.yaml --hosts node0,node1 -- examples/mimo/pretrain_mimo.py --recompute-granularity full\n"+stderr)
 	})
 
 	t.Run("refusals", func(t *testing.T) {
@@ -371,11 +369,11 @@ func TestLaunchDocExamples(t *testing.T) {
 			{"--hosts", "node0,node1,node2"},
 			{"--hosts", "localhost,node1,node1,node3", "--master-port", "70000"},
 		} {
-			args = append(append([]string{"launch-plan", "three-module-4node.yaml"}, args...), "--", "train.py")
+			args = append(append([]string{"launch-plan", "layouts/three-module-4node.yaml"}, args...), "--", "train.py")
 			code, out, stderr := mimoplan(t, args...)
 			require.Equal(t, 1, code, stderr)
 			assert.Empty(t, out)
-			want.WriteString("$ mimoplan " + strings.Join(args, " ") + "\n" + stderr)
+			want.WriteString("$ mimoplan " + strings.Join(args, " ") + "   # exit 1\n" + stderr)
 		}
 		assertDocBlock(t, blocks, want.String())
 	})

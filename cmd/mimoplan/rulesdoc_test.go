@@ -38,7 +38,8 @@ func TestRulesDocLaunchExamples(t *testing.T) {
 		case strings.HasPrefix(line, "```"):
 			inConsole = false
 		case inConsole && strings.HasPrefix(line, "$ mimoplan launch-plan "):
-			examples = append(examples, example{cmd: strings.TrimPrefix(line, "$ mimoplan ")})
+			cmd, _ := cutComment(strings.TrimPrefix(line, "$ mimoplan "))
+			examples = append(examples, example{cmd: strings.TrimSpace(cmd)})
 		case inConsole && len(examples) > 0 && line != "":
 			e := &examples[len(examples)-1]
 			e.want = append(e.want, line)
