@@ -28,20 +28,30 @@ func Load(path string) (*Layout, *diag.List, error) {
 // device, a socket) is refused before it is opened, since opening a pipe
 // with no writer would wait forever.
 func LoadFrom(path string, stdin io.Reader) (*Layout, *diag.List, error) {
-	if path == Stdin {
-		data, err := readLimited(stdin)
-		if err != nil {
-			return nil, nil, fmt.Errorf("read layout from standard input: %w", err)
-		}
-		l, d := Parse(StdinName, data)
-		return l, d, nil
-	}
-	data, err := ReadRegular(path, "layout")
+	file, data, err := ReadInput(path, "layout", stdin)
 	if err != nil {
 		return nil, nil, err
 	}
-	l, d := Parse(path, data)
+	l, d := Parse(file, data)
 	return l, d, nil
+}
+
+// ReadInput reads path as LoadFrom does, "-" from stdin, and returns the
+// file name its diagnostics carry (StdinName for "-"); what names the
+// input in the error ("layout", "spec").
+func ReadInput(path, what string, stdin io.Reader) (file string, data []byte, err error) {
+	if path == Stdin {
+		data, err := readLimited(stdin)
+		if err != nil {
+			return "", nil, fmt.Errorf("read %s from standard input: %w", what, err)
+		}
+		return StdinName, data, nil
+	}
+	data, err = ReadRegular(path, what)
+	if err != nil {
+		return "", nil, err
+	}
+	return path, data, nil
 }
 
 // ReadRegular reads a regular file (OpenRegular) of at most one byte past
