@@ -218,3 +218,40 @@ func TestStdoutWriteErrors(t *testing.T) {
 		assert.Contains(t, errb.String(), "no space left on device", args)
 	}
 }
+
+// suggest - reads the spec from standard input, as from its file, and
+// names it <stdin>; --target-version applies an upstream's rules over the
+// spec's target_version.
+func TestSuggestStdinAndTargetVersion(t *testing.T) {
+	path := filepath.Join("..", "..", "testdata", "suggest", "vlm-16gpu.yaml")
+	src, err := os.ReadFile(path)
+	require.NoError(t, err)
+	code, fromFile, stderr := mimoplan(t, "suggest", path, "--top", "3", "--format", "json")
+	require.Equal(t, exitOK, code, stderr)
+	code, fromStdin, stderr := mimoplanIn(t, string(src), "suggest", "-", "--top", "3", "--format", "json")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, fromFile, fromStdin)
+
+	code, _, stderr = mimoplanIn(t, "version: [\n", "suggest", "-")
+	assert.Equal(t, exitInvalid, code)
+	assert.True(t, strings.HasPrefix(stderr, "<stdin>:2:1: error: "), stderr)
+
+	// The best layout's warning (newest rules) is not one at 2026-06-01.
+	warnings := func(args ...string) int {
+		code, out, stderr := mimoplan(t, append([]string{"suggest", path, "--top", "1", "--format", "json"}, args...)...)
+		require.Equal(t, exitOK, code, stderr)
+		var res struct {
+			Candidates []struct {
+				Score struct{ Warnings int } `json:"score"`
+			} `json:"candidates"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &res))
+		require.Len(t, res.Candidates, 1)
+		return res.Candidates[0].Score.Warnings
+	}
+	assert.Equal(t, 1, warnings())
+	assert.Equal(t, 0, warnings("--target-version", "2026-06-01"))
+	code, _, stderr = mimoplan(t, "suggest", path, "--target-version", "someday")
+	assert.Equal(t, exitUsage, code)
+	assert.True(t, strings.HasPrefix(stderr, `mimoplan: --target-version: target version "someday" is not a date`), stderr)
+}

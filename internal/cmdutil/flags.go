@@ -27,6 +27,8 @@ type enumValue struct {
 	// aliases maps other accepted spellings to an allowed value, which
 	// is what lands in *p.
 	aliases map[string]string
+	// fold accepts an allowed value in any case.
+	fold bool
 }
 
 func (e *enumValue) String() string { return *e.p }
@@ -37,6 +39,9 @@ func (e *enumValue) Type() string { return "string" }
 func (e *enumValue) Set(s string) error {
 	if a, ok := e.aliases[s]; ok {
 		s = a
+	}
+	if i := slices.IndexFunc(e.allowed, func(a string) bool { return strings.EqualFold(a, s) }); e.fold && i >= 0 {
+		s = e.allowed[i]
 	}
 	if !slices.Contains(e.allowed, s) {
 		return &EnumError{Value: s, Allowed: e.allowed}
@@ -52,6 +57,13 @@ func (e *enumValue) Set(s string) error {
 func StringEnumVar(fs *pflag.FlagSet, p *string, name, value, usage string, allowed ...string) {
 	*p = value
 	fs.Var(&enumValue{p: p, allowed: allowed}, name, usage)
+}
+
+// StringEnumFoldVar is StringEnumVar taking the values in any case
+// (--gpu h100); the allowed spelling lands in *p.
+func StringEnumFoldVar(fs *pflag.FlagSet, p *string, name, value, usage string, allowed ...string) {
+	*p = value
+	fs.Var(&enumValue{p: p, allowed: allowed, fold: true}, name, usage)
 }
 
 // Text is the name of the format for people, the default --format of

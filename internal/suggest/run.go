@@ -11,11 +11,17 @@ import (
 	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/plan"
 	"github.com/mimoplan/mimoplan/internal/steptime"
+	"github.com/mimoplan/mimoplan/internal/upstream"
 )
 
 // Request is one run of mimoplan suggest.
 type Request struct {
+	// SpecPath is the spec's file; "-" reads Stdin.
 	SpecPath string
+	Stdin    io.Reader
+	// TargetVersion, when set, replaces the spec's target_version: the
+	// upstream whose rules the search applies (--target-version).
+	TargetVersion *upstream.Version
 	// Probe, when set, reads this machine, which replaces the spec's
 	// cluster (ReadSpec).
 	Probe Probe
@@ -57,13 +63,16 @@ func (r *Request) margin(gpu float64) float64 {
 // the best layout to Out, atomically. Exit 1 when the spec is invalid or
 // nothing fits (after the closest misses).
 func Run(stdout, stderr io.Writer, r Request) error {
-	data, err := layout.ReadRegular(r.SpecPath, "spec")
+	file, data, err := layout.ReadInput(r.SpecPath, "spec", r.Stdin)
 	if err != nil {
 		return exitcode.Wrap(exitcode.Usage, err)
 	}
-	spec, err := ReadSpec(stderr, r.SpecPath, data, r.Probe)
+	spec, err := ReadSpec(stderr, file, data, r.Probe)
 	if err != nil {
 		return err
+	}
+	if r.TargetVersion != nil {
+		spec.TargetVersion = *r.TargetVersion
 	}
 	req := &plan.Request{Spec: spec, Options: plan.Options{GTP: r.GTP, Layers: plan.Layers}, Est: plan.Model{}, HW: r.Step.HW, Time: r.Step.For(spec),
 		GPUMemory: float64(spec.GPUMemory), Margin: r.margin(float64(spec.GPUMemory)), Top: r.Top, MaxNodes: r.MaxNodes}
@@ -101,7 +110,11 @@ func Run(stdout, stderr io.Writer, r Request) error {
 	}
 	best := &res.Candidates[0]
 	out := atomicfile.File{Path: r.Out, Mode: 0o644, Write: func(w io.Writer) error { return WriteLayout(w, data, best) }}
-	if err := atomicfile.WriteFilesNotOver([]string{r.SpecPath}, out); err != nil {
+	var notOver []string // the spec, unless it came from standard input
+	if r.SpecPath != layout.Stdin {
+		notOver = []string{r.SpecPath}
+	}
+	if err := atomicfile.WriteFilesNotOver(notOver, out); err != nil {
 		return exitcode.Wrap(exitcode.Usage, err)
 	}
 	return nil

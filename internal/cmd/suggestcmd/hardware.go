@@ -21,11 +21,13 @@ type HardwareFlags struct {
 }
 
 var stepModels = []string{"calibrated", "analytic"}
+// gpuNames are the GPUs of steptime.GPUs, in --gpu's order.
+var gpuNames = []string{"A100", "H100", "H200", "B200"}
 
 // Bind adds --gpu, --peak-tflops, --efficiency, --nvlink-gbps and
 // --network-gbps to fs.
 func (h *HardwareFlags) Bind(fs *pflag.FlagSet) {
-	fs.StringVar(&h.GPU, "gpu", "H100", "GPU whose data sheet the step-time model uses: A100, H100, H200, B200")
+	cmdutil.StringEnumFoldVar(fs, &h.GPU, "gpu", "H100", "GPU whose data sheet the step-time model uses: "+strings.Join(gpuNames, ", "), gpuNames...)
 	cmdutil.StringEnumVar(fs, &h.StepModel, "step-model", "calibrated", "step-time model: calibrated (fitted to published runs) or analytic", stepModels...)
 	fs.Var(overrideValue{&h.Over.PeakTFLOPs}, "peak-tflops", "dense BF16 TFLOP/s per GPU (default: the --gpu's)")
 	fs.Var(overrideValue{&h.Over.Efficiency}, "efficiency", "fraction of the peak reached, 0-1 (default 0.4; --step-model analytic only)")
@@ -38,7 +40,7 @@ func (h *HardwareFlags) Bind(fs *pflag.FlagSet) {
 func (h *HardwareFlags) Hardware() (steptime.Hardware, error) {
 	hw, ok := steptime.GPUs[strings.ToUpper(h.GPU)]
 	if !ok {
-		return steptime.Hardware{}, exitcode.Usagef("invalid --gpu %q: want one of A100, H100, H200, B200", h.GPU)
+		return steptime.Hardware{}, exitcode.Usagef("invalid --gpu %q: want one of %s", h.GPU, strings.Join(gpuNames, ", "))
 	}
 	hw, err := hw.With(h.Over)
 	if err != nil {

@@ -1,15 +1,24 @@
 package suggestcmd
 
 import (
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mimoplan/mimoplan/internal/cmdutil"
 	"github.com/mimoplan/mimoplan/internal/exitcode"
 	"github.com/mimoplan/mimoplan/internal/steptime"
 )
+
+// --gpu's values are steptime.GPUs, every one.
+func TestGPUNames(t *testing.T) {
+	t.Parallel()
+	assert.ElementsMatch(t, slices.Collect(maps.Keys(steptime.GPUs)), gpuNames)
+}
 
 func TestHardwareFlags(t *testing.T) {
 	t.Parallel()
@@ -39,8 +48,13 @@ func TestHardwareFlags(t *testing.T) {
 			var h HardwareFlags
 			fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 			h.Bind(fs)
-			require.NoError(t, fs.Parse(tt.args))
-			hw, err := h.Hardware()
+			err := fs.Parse(tt.args) // an enumerated flag refuses its value here
+			var hw steptime.Hardware
+			if err == nil {
+				hw, err = h.Hardware()
+			} else {
+				err = cmdutil.FlagError(nil, err)
+			}
 			if tt.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.wantErr)

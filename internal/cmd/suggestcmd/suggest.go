@@ -14,6 +14,7 @@ import (
 	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/plan"
 	"github.com/mimoplan/mimoplan/internal/suggest"
+	"github.com/mimoplan/mimoplan/internal/upstream"
 )
 
 var formats = []string{"table", "json", "yaml", "html"}
@@ -33,6 +34,8 @@ type Options struct {
 	MaxNodes   int
 	Headroom   string
 	HW         HardwareFlags
+	// TargetVersion is --target-version: the upstream whose rules apply.
+	TargetVersion string
 }
 
 // NewCmdSuggest returns the suggest command; runF, when not nil, runs in
@@ -40,7 +43,7 @@ type Options struct {
 func NewCmdSuggest(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{IO: f.IOStreams, ProbeLocal: f.ProbeLocal}
 	cmd := &cobra.Command{
-		Use:   "suggest SPEC",
+		Use:   "suggest SPEC|-",
 		Short: "Search every valid layout for a cluster and models, best first",
 		Long: `Read a spec (a layout whose modules may leave num_ranks, rank_offset and
 their parallel sizes open, with constraints colocated, max_tp and
@@ -53,6 +56,10 @@ whose parts are shown (docs/suggest.md).
   mimoplan suggest spec.yaml --out layout.yaml     write the best as a layout
   mimoplan suggest spec.yaml --probe               plan for this machine: one node
                                                    of its visible GPUs (NVML)
+  mimoplan suggest - < spec.yaml                   the spec from standard input
+
+--target-version applies an upstream's rules over the spec's
+target_version; the layout --out writes keeps the spec's own.
 
 Exit codes: 0 at least one layout fits, 1 the spec is invalid or nothing
 fits (the closest misses are printed with what blocks each), 2 usage error,
@@ -77,6 +84,7 @@ fits (the closest misses are printed with what blocks each), 2 usage error,
 	fs.StringVar(&opts.Headroom, "headroom", fmt.Sprintf("%g%%", 100*suggest.DefaultHeadroom), "GPU memory every layout must leave free: a share of gpu_memory (5%) or a size (4GiB, 0)")
 	fs.BoolVar(&opts.GTP, "gtp", false, "also search gtp_remat and expt_gtp_remat where the spec leaves them out")
 	opts.HW.Bind(fs)
+	cmdutil.AddTargetVersionFlag(fs, &opts.TargetVersion)
 	cmd.MarkFlagsMutuallyExclusive("top", "all")
 	return cmd
 }
@@ -96,7 +104,7 @@ func suggestRun(o *Options) error {
 	if err != nil {
 		return err
 	}
-	r := suggest.Request{SpecPath: o.Spec, Top: o.Top, GTP: o.GTP, Step: sel, Format: o.Format, Out: o.Out, MaxNodes: o.MaxNodes,
+	r := suggest.Request{SpecPath: o.Spec, Stdin: o.IO.In, Top: o.Top, GTP: o.GTP, Step: sel, Format: o.Format, Out: o.Out, MaxNodes: o.MaxNodes,
 		HeadroomFraction: frac, HeadroomBytes: bytes, Width: cmdutil.TerminalWidth(o.IO.Out, 0),
 		Progress: func() (func(int, int), func()) { return cmdutil.Progress(o.IO.ErrOut) }}
 	if o.Progress {
@@ -104,6 +112,13 @@ func suggestRun(o *Options) error {
 	}
 	if o.All {
 		r.Top = 0
+	}
+	if o.TargetVersion != "" {
+		v, err := upstream.Parse(o.TargetVersion)
+		if err != nil {
+			return exitcode.Usagef("--target-version: %v", err)
+		}
+		r.TargetVersion = &v
 	}
 	if o.Probe {
 		r.Probe = probeNode(o.ProbeLocal)

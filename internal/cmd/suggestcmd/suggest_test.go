@@ -9,6 +9,7 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/cmdutil"
 	"github.com/mimoplan/mimoplan/internal/gpuprobe"
+	"github.com/mimoplan/mimoplan/internal/plan"
 )
 
 // --probe lands in Options with the Factory's probe; runF stands in for
