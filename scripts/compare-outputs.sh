@@ -94,7 +94,8 @@ run_suite() { # run_suite BIN OUT
 	scratch="$work/scratch" # the same path for both builds: it shows in outputs
 	mkdir -p "$scratch"
 	local rformats lformats
-	rformats=$("$bin" render --help | sed -n 's/.*--format string *output format: \(.*\) (default.*/\1/p' | tr -d ,)
+	# "text (or table)": table, text's old name, which both revisions take.
+	rformats=$("$bin" render --help | sed -n 's/.*--format string *output format: \(.*\) (default.*/\1/p' | sed 's/text (or table)/table/' | tr -d ,)
 	lformats=$("$bin" launch-plan --help | sed -n 's/.*--format string *plan format: \(.*\) (default.*/\1/p' | tr -d ,)
 	local f id nodes hosts big ranks world r
 	while read -r f; do
