@@ -360,7 +360,7 @@ func TestLaunchDocExamples(t *testing.T) {
 			"--", "examples/mimo/pretrain_mimo.py", "--recompute-granularity", "full")
 		require.Equal(t, 1, code, stderr)
 		assert.Empty(t, out)
-		assertDocBlock(t, blocks, "$ mimoplan launch-plan layouts/llm-only-moe-16gpu.yaml --hosts node0,node1 -- examples/mimo/pretrain_mimo.py --recompute-granularity full\n"+stderr)
+		assertDocBlock(t, blocks, "$ mimoplan launch-plan layouts/llm-only-moe-16gpu.yaml --hosts node0,node1 -- examples/mimo/pretrain_mimo.py --recompute-granularity full   # exit 1\n"+stderr)
 	})
 
 	t.Run("refusals", func(t *testing.T) {
