@@ -21,6 +21,7 @@ type HardwareFlags struct {
 }
 
 var stepModels = []string{"calibrated", "analytic"}
+
 // gpuNames are the GPUs of steptime.GPUs, in --gpu's order.
 var gpuNames = []string{"A100", "H100", "H200", "B200"}
 

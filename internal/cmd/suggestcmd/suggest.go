@@ -17,8 +17,6 @@ import (
 	"github.com/mimoplan/mimoplan/internal/upstream"
 )
 
-var formats = []string{"table", "json", "yaml", "html"}
-
 // Options are suggest's settings.
 type Options struct {
 	IO         *cmdutil.IOStreams
@@ -76,7 +74,7 @@ fits (the closest misses are printed with what blocks each), 2 usage error,
 	fs := cmd.Flags()
 	fs.IntVar(&opts.Top, "top", 5, "how many layouts to show")
 	fs.BoolVar(&opts.All, "all", false, "show every valid layout")
-	cmdutil.FormatVar(fs, &opts.Format, cmdutil.Text, "json", "yaml")
+	cmdutil.FormatVar(fs, &opts.Format, cmdutil.Text, "json", "yaml", "html")
 	fs.StringVar(&opts.Out, "out", "", "write the best layout to this file")
 	fs.BoolVar(&opts.Probe, "probe", false, "plan for this machine's visible GPUs (NVML) in place of the spec's cluster; honours CUDA_VISIBLE_DEVICES")
 	fs.BoolVar(&opts.Progress, "progress", false, "report the search's progress on stderr even when it is not a terminal (a line every ten seconds)")

@@ -68,3 +68,49 @@ func TestHeadroomFlag(t *testing.T) {
 		})
 	}
 }
+
+// The flags land in Options; --top and --all exclude each other.
+func TestNewCmdSuggest(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		args    []string
+		want    func(*Options)
+		wantErr string
+	}{
+		{"defaults", []string{"spec.yaml"}, func(*Options) {}, ""},
+		{"top", []string{"spec.yaml", "--top", "2", "--format", "json", "--out", "l.yaml", "--gtp", "--headroom", "4GiB"},
+			func(o *Options) { o.Top, o.Format, o.Out, o.GTP, o.Headroom = 2, "json", "l.yaml", true, "4GiB" }, ""},
+		{"all", []string{"spec.yaml", "--all", "--format", "table"}, func(o *Options) { o.All = true }, ""},
+		{"stdin", []string{"-", "--format", "html"}, func(o *Options) { o.Spec, o.Format = "-", "html" }, ""},
+		{"gpu in any case", []string{"spec.yaml", "--gpu", "b200", "--step-model", "analytic"}, func(o *Options) { o.HW.GPU, o.HW.StepModel = "B200", "analytic" }, ""},
+		{"target version", []string{"spec.yaml", "--target-version", "2026-08-22"}, func(o *Options) { o.TargetVersion = "2026-08-22" }, ""},
+		{"unknown gpu", []string{"spec.yaml", "--gpu", "V100"}, nil, `invalid --gpu "V100": want one of A100, H100, H200, B200`},
+		{"top and all", []string{"spec.yaml", "--top", "1", "--all"}, nil,
+			"if any flags in the group [top all] are set none of the others can be; [all top] were all set"},
+		{"unknown format", []string{"spec.yaml", "--format", "csv"}, nil, `invalid --format "csv": want one of text, json, yaml, html`},
+		{"no spec", []string{}, nil, "accepts 1 arg(s), received 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			io := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
+			var got *Options
+			cmd := NewCmdSuggest(&cmdutil.Factory{IOStreams: io}, func(o *Options) error { got = o; return nil })
+			cmd.SetFlagErrorFunc(cmdutil.FlagError)
+			cmd.SilenceErrors, cmd.SilenceUsage = true, true
+			cmd.SetArgs(tt.args)
+			err := cmd.Execute()
+			if tt.wantErr != "" {
+				assert.EqualError(t, err, tt.wantErr)
+				assert.Nil(t, got, "runF ran")
+				return
+			}
+			require.NoError(t, err)
+			want := &Options{IO: io, Spec: "spec.yaml", Top: 5, Format: "text", Headroom: "5%",
+				HW: HardwareFlags{GPU: "H100", StepModel: "calibrated"}, MaxNodes: plan.DefaultMaxNodes}
+			tt.want(want)
+			assert.Equal(t, want, got)
+		})
+	}
+}
