@@ -143,7 +143,8 @@ modules:
     expt_tp: 2
     num_experts: 8
     model: {num_layers: 4, hidden_size: 512, num_attention_heads: 8, seq_length: 1024, vocab_size: 32000,
-            moe_router_topk: 2, moe_router_pre_softmax: true, moe_router_score_function: sigmoid}
+            moe_router_topk: 2, moe_router_pre_softmax: true, moe_router_score_function: sigmoid,
+            add_bias_linear: false}
 """
 TRAINING_LOCAL = """version: 1
 name: training-local

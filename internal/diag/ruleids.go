@@ -59,6 +59,8 @@ const (
 	RuleLocalAttentionNeedsLocal       RuleID = "local-attention-needs-local-impl"
 	RuleFP8NeedsTE                     RuleID = "fp8-needs-transformer-engine"
 	RuleMoECommOverlapUnsupported      RuleID = "moe-comm-overlap-unsupported"
+	RuleMoEBiasNeedsExptTP1            RuleID = "moe-bias-needs-expt-tp-1"
+	RuleMLAOutputGateUnsupported       RuleID = "mla-output-gate-unsupported"
 	RuleGPUMemoryShort                 RuleID = "gpu-memory-short"
 	RuleColocatedUnsupported           RuleID = "colocated-unsupported"
 	RuleTooManyEncoders                RuleID = "too-many-encoders"

@@ -146,6 +146,7 @@ func check(cfg Config, par Parallel, tr Training, add func(rule, key string, hin
 			"moe_latent_size (%d) without num_experts: latent projections are for MoE models", c.MoELatentSize)
 	}
 	checkTraining(c, p, tr, add)
+	checkBuild(c, p, tr, add)
 }
 
 // CheckInputs is p with the sizes Check does not read set to 0: a caller
