@@ -23,8 +23,14 @@ type publishedOutcome struct {
 	bestSizes, sizes string
 }
 
-func sizesOf(c Choice) string {
-	return fmt.Sprintf("tp%d pp%d vpp%d cp%d ep%d etp%d dp%d", c.TP, c.PP, max(1, c.VPP), c.CP, c.EP, c.ExptTP, c.DP)
+// sizesOf is c's sizes as the comparison reads them: a size the row's
+// source does not give (vpp in the SC21 and README tables) is "?".
+func sizesOf(c Choice, r testutil.CalRow) string {
+	vpp := fmt.Sprint(max(1, c.VPP))
+	if !r.IsPublished("vpp") {
+		vpp = "?"
+	}
+	return fmt.Sprintf("tp%d pp%d vpp%s cp%d ep%d etp%d dp%d", c.TP, c.PP, vpp, c.CP, c.EP, c.ExptTP, c.DP)
 }
 
 func searchPublished(t *testing.T, f *testutil.Calibration, r testutil.CalRow) publishedOutcome {
@@ -51,7 +57,7 @@ func searchPublished(t *testing.T, f *testutil.Calibration, r testutil.CalRow) p
 	z := r.Sizes
 	var want Choice
 	want.TP, want.PP, want.VPP, want.CP, want.EP, want.ExptTP, want.DP = z["tp"], z["pp"], z["vpp"], z["cp"], z["ep"], z["expt_tp"], r.DP()
-	o.sizes = sizesOf(want)
+	o.sizes = sizesOf(want, r)
 	fixed := run(false, 1)
 	if len(fixed.Candidates) > 0 {
 		o.accepted, o.step = true, fixed.Candidates[0].Score.StepSeconds
@@ -61,10 +67,10 @@ func searchPublished(t *testing.T, f *testutil.Calibration, r testutil.CalRow) p
 	open := run(true, 5)
 	if len(open.Candidates) > 0 {
 		o.best = open.Candidates[0].Score.StepSeconds
-		o.bestSizes = sizesOf(open.Candidates[0].Modules[0])
+		o.bestSizes = sizesOf(open.Candidates[0].Modules[0], r)
 	}
 	for i, c := range open.Candidates {
-		if sizesOf(c.Modules[0]) == o.sizes {
+		if sizesOf(c.Modules[0], r) == o.sizes && o.rank == 0 {
 			o.rank = i + 1
 		}
 	}
@@ -75,7 +81,9 @@ func searchPublished(t *testing.T, f *testutil.Calibration, r testutil.CalRow) p
 // For every published run of testdata/calibration, suggest on the open
 // spec (same cluster, batch, training and model) against the published
 // layout: accepted, and within 5% of suggest's best or in its top 5 (the
-// issue's target: 80% of the runs). The figures are reported and held.
+// issue's target: 80% of the runs). A size the source does not give is
+// left open in the published layout and not compared. The figures are
+// reported and held.
 func TestPublishedLayoutsRanked(t *testing.T) {
 	if testing.Short() {
 		t.Skip("34 searches up to 6,144 GPUs")
@@ -97,8 +105,8 @@ func TestPublishedLayoutsRanked(t *testing.T) {
 		"Published layouts accepted: %d of %d; within 5%% of suggest's best or in its top 5: %d of %d.\n", b.String(), accepted, len(f.Rows), agree, len(f.Rows))
 	t.Log("\n" + table)
 	// Held at what the model reaches (the target is 80% agreeing).
-	if accepted < 24 || agree < 12 {
-		t.Errorf("accepted %d (held at >= 24), agreeing %d (held at >= 12)", accepted, agree)
+	if accepted < 26 || agree < 19 {
+		t.Errorf("accepted %d (held at >= 26), agreeing %d (held at >= 19)", accepted, agree)
 	}
 	testutil.CheckDocTable(t, "docs/calibration.md", "published layouts", table)
 }

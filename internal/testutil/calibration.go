@@ -24,9 +24,25 @@ type CalRow struct {
 	Model     map[string]any `yaml:"model"`
 	Batch     map[string]int `yaml:"batch"`
 	Sizes     map[string]int `yaml:"sizes"`
+	// Split is the recipe's uneven pipeline split, module keys as the
+	// layout writes them (account_for_*, pipeline_model_parallel_layout).
+	Split map[string]any `yaml:"split"`
 	Training  map[string]any `yaml:"training"`
 	Measured  map[string]any `yaml:"measured"`
 	Assumed   string         `yaml:"assumed"`
+	// Unpublished are sizes the source does not give: their value is an
+	// assumption, left open where suggest is compared with the row.
+	Unpublished []string `yaml:"unpublished"`
+}
+
+// IsPublished reports whether the row's source gives size k.
+func (r CalRow) IsPublished(k string) bool {
+	for _, u := range r.Unpublished {
+		if u == k {
+			return false
+		}
+	}
+	return true
 }
 
 // Calibration is the file: the settings each source's rows share, the
@@ -79,7 +95,14 @@ func (f *Calibration) Layout(r CalRow, open bool, gpuMemory string) ([]byte, err
 	mod := map[string]any{"name": "language", "model": mdl}
 	if !open {
 		mod["num_ranks"], mod["rank_offset"] = r.GPUs, 0
+		_, staged := r.Split["pipeline_model_parallel_layout"]
 		for k, v := range r.Sizes {
+			// A pipeline layout states the virtual stages itself.
+			if r.IsPublished(k) && !(staged && k == "vpp") {
+				mod[k] = v
+			}
+		}
+		for k, v := range r.Split {
 			mod[k] = v
 		}
 	}
