@@ -26,10 +26,10 @@ type CalRow struct {
 	Sizes     map[string]int `yaml:"sizes"`
 	// Split is the recipe's uneven pipeline split, module keys as the
 	// layout writes them (account_for_*, pipeline_model_parallel_layout).
-	Split map[string]any `yaml:"split"`
-	Training  map[string]any `yaml:"training"`
-	Measured  map[string]any `yaml:"measured"`
-	Assumed   string         `yaml:"assumed"`
+	Split    map[string]any `yaml:"split"`
+	Training map[string]any `yaml:"training"`
+	Measured map[string]any `yaml:"measured"`
+	Assumed  string         `yaml:"assumed"`
 	// Unpublished are sizes the source does not give: their value is an
 	// assumption, left open where suggest is compared with the row.
 	Unpublished []string `yaml:"unpublished"`
