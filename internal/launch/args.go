@@ -127,6 +127,9 @@ func megatronProgram(d *diag.List, t *topo.Topology, prog []string) ([]string, e
 	// shards the layout does not have.
 	owned := append(slices.Clone(args), names.Layout()...)
 	owned = append(owned, megatron.WeightShards, megatron.ExpertShards)
+	if slices.Contains(args, megatron.BF16) && len(clashes(user, []string{megatron.FP16})) > 0 {
+		return nil, fmt.Errorf("the program arguments set %s, but the plan trains the model in bf16 (%s), the precision validate, estimate and suggest assumed: drop %s", megatron.FP16, megatron.BF16, megatron.FP16)
+	}
 	if clash := clashes(user, owned); len(clash) > 0 {
 		return nil, fmt.Errorf("the program arguments already set %s, which launch-plan derives from the layout: drop them, or turn the layout arguments off", strings.Join(clash, ", "))
 	}

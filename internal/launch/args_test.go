@@ -292,3 +292,36 @@ modules:
 	require.Len(t, d.Items, 1)
 	assert.Contains(t, d.Items[0].Message, "the layout leaves training.use_distributed_optimizer at Megatron's default, false")
 }
+
+// A plan with a model trains in bf16, the precision the estimate
+// assumed; one without a model passes no precision.
+func TestPrecision(t *testing.T) {
+	const withModel = `version: 1
+target: megatron-lm
+world_size: 8
+batch: {micro_batch_size: 1}
+modules:
+  - {name: language, num_ranks: 8, tp: 2, model: {num_layers: 4, hidden_size: 1024, num_attention_heads: 8, seq_length: 4096}}
+`
+	for _, c := range []struct {
+		src, args string
+		bf16      bool
+		err       string
+	}{
+		{src: withModel, bf16: true},
+		{src: withModel, args: "--fp16", err: "drop --fp16"},
+		{src: withModel, args: "--bf16", err: "already set --bf16"},
+		{src: strings.Replace(withModel, ", model: {num_layers: 4, hidden_size: 1024, num_attention_heads: 8, seq_length: 4096}", "", 1), args: "--fp16"},
+	} {
+		p, _, err := Build(check(t, c.src), Options{LayoutArgs: true, MasterPort: DefaultMasterPort,
+			Program: append([]string{DefaultProgram}, strings.Fields(c.args)...)})
+		if c.err != "" {
+			assert.ErrorContains(t, err, c.err, c.args)
+			continue
+		}
+		require.NoError(t, err, c.args)
+		require.NotNil(t, p)
+		cmd := strings.Join(p.Program, " ")
+		assert.Equal(t, c.bf16, strings.Contains(cmd, " --bf16"), cmd)
+	}
+}

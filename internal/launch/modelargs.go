@@ -21,7 +21,7 @@ func modelArgs(l *layout.Layout) []string {
 	if dest == nil {
 		return nil
 	}
-	var args []string
+	args := []string{megatron.BF16}
 	if _, ok := dest["num_query_groups"]; ok {
 		args = append(args, megatron.GroupQueryAttention)
 	}

@@ -15,6 +15,19 @@ type ModelFlag struct {
 // --num-query-groups counts.
 const GroupQueryAttention = "--group-query-attention"
 
+// BF16 is the precision mimoplan's estimate assumes for a model (2-byte
+// parameters and activations, fp32 main parameters and optimizer state:
+// megatron/training/theoretical_memory_usage.py at d98e8a6), so a plan
+// with a model passes it; Megatron-LM's own default is fp32. Upstream's
+// MIMO examples and functional tests pass it too
+// (examples/mimo/scripts/run_vlm_train.sh:73,
+// tests/functional_tests/test_cases/mimo/*/model_config.yaml:44).
+const BF16 = "--bf16"
+
+// FP16 is Megatron-LM's other half-precision switch: validate_args
+// asserts it and --bf16 exclude one another (arguments.py:1195-1206).
+const FP16 = "--fp16"
+
 // ModelFlags are the model destinations launch-plan writes, in its order.
 var ModelFlags = []ModelFlag{
 	{"num_layers", "--num-layers", ""},
