@@ -107,8 +107,10 @@ func (c *Calibrated) inNode(offset, n, stride, size int) bool {
 }
 
 // ring is the time of a ring collective moving vol bytes per GPU: at the
-// NVLink rate inside a node, at the NIC's across nodes (a ring is as
-// fast as its slowest hop), each at CollectiveEfficiency of the data sheet.
+// NVLink rate inside a node; across nodes NCCL runs one ring per NIC, so
+// a group with k members in each node crosses between nodes at k NICs'
+// rate (a group of one GPU a node at its one NIC's), at most NVLink's;
+// each at CollectiveEfficiency of the data sheet.
 func (c *Calibrated) ring(vol float64, m *Module, stride, size int) float64 {
 	if vol == 0 {
 		return 0
@@ -117,7 +119,8 @@ func (c *Calibrated) ring(vol float64, m *Module, stride, size int) float64 {
 	if c.fast {
 		bw = max(c.Dev.NVLink, c.Dev.Network)
 	} else if !c.inNode(m.Offset, m.Ranks, stride, size) {
-		bw = c.Dev.Network
+		k := min(size, max(1, c.Job.GPUsPerNode/max(1, stride)))
+		bw = min(c.Dev.NVLink, float64(k)*c.Dev.Network)
 	}
 	return vol / (bw * c.K.CollectiveEfficiency)
 }

@@ -46,18 +46,18 @@ type Constants struct {
 
 // Fitted are the constants fitted on the fit rows (see Constants).
 var Fitted = Constants{
-	GEMMEfficiency:       0.95,
-	WidthHalf:            144,
-	TokensHalf:           881,
-	FP8Efficiency:        0.72,
+	GEMMEfficiency:       0.864,
+	WidthHalf:            1,
+	TokensHalf:           899,
+	FP8Efficiency:        0.777,
 	AttnEfficiency:       0.2,
 	UnfusedAttention:     0.2,
 	UnfusedElementwise:   2,
-	ElementwiseBytes:     5.36,
+	ElementwiseBytes:     104,
 	CollectiveEfficiency: 1,
-	TPExposed:            0.278,
-	EPExposed:            0.483,
-	MoESync:              0.00577,
-	PPExposed:            0,
-	PPSync:               0.000257,
+	TPExposed:            0.336,
+	EPExposed:            0.464,
+	MoESync:              0.00566,
+	PPExposed:            0.0729,
+	PPSync:               0,
 }
