@@ -99,9 +99,9 @@ func TestEstimateHTML(t *testing.T) {
 	}{
 		{[]string{"--format", "html", lay}, 0, `<section data-module="language"`},
 		{[]string{"--format", "html", "--measured", runs, lay}, 0, `data-measured="11452547072"`},
-		{[]string{"--format", "html", "--measured", runs, "--config", "mimo-vit-gpt", lay}, 0, `data-measured="38675677184"`},
+		{[]string{"--format", "html", "--measured", runs, "--measured-run", "mimo-vit-gpt", lay}, 0, `data-measured="38675677184"`},
 		{[]string{"--measured", runs, lay}, 2, "--measured is read by --format html only"},
-		{[]string{"--format", "html", "--measured", runs, "--config", "nope", lay}, 2, `no measured run named "nope"`},
+		{[]string{"--format", "html", "--measured", runs, "--measured-run", "nope", lay}, 2, `no measured run named "nope"`},
 		{[]string{"--format", "html", "--measured", filepath.Join(root, "no-such.json"), lay}, 2, "--measured"},
 	} {
 		code, out, errOut := mimoplan(t, append([]string{"estimate"}, tc.args...)...)

@@ -43,7 +43,8 @@ mimoplan's, which adds named terms for what that formula ignores and the
 measured per-GPU overheads (docs/estimate.md). --format json has both;
 --format html draws each module's terms as a stacked bar against the GPU's
 memory, with the measured figure beside it when --measured names a
-measured results file (its run --config, by default the layout's name).
+measured results file (its run --measured-run, by default the layout's
+name).
 
 The layout is validated first: its diagnostics go to standard error, and
 modules whose sizes or model break a rule are not estimated.
@@ -62,7 +63,8 @@ Exit codes: 0 valid, 1 the layout has an error (gpu-memory-short included),
 	cmdutil.FormatVar(cmd.Flags(), &opts.Format, cmdutil.Text, "json", "html")
 	cmdutil.AddTargetVersionFlag(cmd.Flags(), &opts.TargetVersion)
 	cmd.Flags().StringVar(&opts.Measured, "measured", "", "measured results `FILE` whose run --format html shows beside the estimate")
-	cmd.Flags().StringVar(&opts.MeasuredConfig, "config", "", "the measured run's `NAME` (default: the layout file's name without .yaml)")
+	// Not --config: that is every command's config file (root's persistent flag).
+	cmd.Flags().StringVar(&opts.MeasuredConfig, "measured-run", "", "the measured run's `NAME` (default: the layout file's name without .yaml)")
 	return cmd
 }
 

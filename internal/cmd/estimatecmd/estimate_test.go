@@ -22,7 +22,7 @@ func TestNewCmdEstimate(t *testing.T) {
 		{"json", []string{"l.yaml", "--format", "json"}, Options{Layout: "l.yaml", Format: "json"}},
 		{"table is text", []string{"l.yaml", "--format", "table"}, Options{Layout: "l.yaml", Format: "text"}},
 		{"target version", []string{"-", "--target-version", "6894"}, Options{Layout: "-", Format: "text", TargetVersion: "6894"}},
-		{"measured", []string{"l.yaml", "--format", "html", "--measured", "m.json", "--config", "run1"},
+		{"measured", []string{"l.yaml", "--format", "html", "--measured", "m.json", "--measured-run", "run1"},
 			Options{Layout: "l.yaml", Format: "html", Measured: "m.json", MeasuredConfig: "run1"}},
 	}
 	for _, tt := range tests {

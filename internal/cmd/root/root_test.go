@@ -49,6 +49,23 @@ func TestCommands(t *testing.T) {
 	assert.Equal(t, []string{"diff", "estimate", "import", "launch-plan", "preflight", "probe", "render", "suggest", "validate"}, names)
 }
 
+// No command's flag takes the name of one of root's persistent flags
+// (--config): it would hide the config file from that command.
+func TestNoFlagShadowsRoot(t *testing.T) {
+	t.Parallel()
+	root := NewCmdRoot(&cmdutil.Factory{IOStreams: &cmdutil.IOStreams{}})
+	var walk func(*cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		cmd.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
+			assert.Nil(t, root.PersistentFlags().Lookup(f.Name), "%s --%s hides root's --%s", cmd.CommandPath(), f.Name, f.Name)
+		})
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
 // Exit codes: cobra's own refusals and the commands' usage errors are 2,
 // with one "mimoplan: " line on stderr.
 func TestExecuteExitCodes(t *testing.T) {
