@@ -78,6 +78,10 @@ func positions(t *topo.Topology, m *grid.Module, c coords) (dense, expert []stri
 // group's index, size, nodes and members, cut to fit the width unless
 // Full.
 func rankGroupsTable(w *bufio.Writer, t *topo.Topology, o Options, en rankEntry, rows []kindRow) error {
+	if o.Full {
+		fullRankGroupsTable(w, t, o, en, rows)
+		return nil
+	}
 	placed := t.Cluster != nil && t.Cluster.GPUsPerNode > 0
 	header := []string{"group", "index", "size"}
 	right := []bool{false, true, true}
@@ -101,11 +105,7 @@ func rankGroupsTable(w *bufio.Writer, t *topo.Topology, o Options, en rankEntry,
 			numeric[j] = max(numeric[j], len(x), len(header[j+1]))
 		}
 		cells[i] = c
-		if o.Full {
-			texts[i] = string(appendMembers(nil, r.e, idx))
-		} else {
-			texts[i] = groupText(r.e, idx)
-		}
+		texts[i] = groupText(r.e, idx)
 		names = max(names, len(strings.Join(r.names, " = ")))
 		for _, n := range r.names {
 			minNames = max(minNames, len(n)+2)

@@ -82,11 +82,16 @@ func newStreamTable(w *bufio.Writer, format string, header []string, widths []in
 	if s.markdown {
 		s.line(hs, nil)
 		s.w.WriteByte('|')
+		// The dashes are written, not built: a column of a rank's --full
+		// groups may be 100 MB wide.
 		for i, n := range s.widths {
 			if right[i] {
-				s.w.WriteString(strings.Repeat("-", n+1) + ":|")
+				s.dashes(n + 1)
+				s.w.WriteString(":|")
 			} else {
-				s.w.WriteString(":" + strings.Repeat("-", n+1) + "|")
+				s.w.WriteByte(':')
+				s.dashes(n + 1)
+				s.w.WriteByte('|')
 			}
 		}
 		s.w.WriteByte('\n')
@@ -115,10 +120,33 @@ func (s *streamTable) rule(left, mid, right string) {
 // line writes one line of cells; right, when given, aligns those columns
 // right.
 func (s *streamTable) line(cells [][]byte, right []bool) {
-	bar := "│"
+	s.cells0(cells, right)
+	s.w.WriteByte('\n')
+}
+
+// lineWith is line for cells and a last cell of n characters that write
+// writes: a cell too long to hold (a group of millions of members) is
+// streamed.
+func (s *streamTable) lineWith(cells [][]byte, right []bool, n int, write func()) {
+	s.cells0(cells, right)
+	s.w.WriteByte(' ')
+	write()
+	s.spaces(s.widths[len(cells)] - n)
+	s.w.WriteByte(' ')
+	s.w.WriteString(s.bar())
+	s.w.WriteByte('\n')
+}
+
+func (s *streamTable) bar() string {
 	if s.markdown {
-		bar = "|"
+		return "|"
 	}
+	return "│"
+}
+
+// cells0 writes the opening bar and each cell with the bar after it.
+func (s *streamTable) cells0(cells [][]byte, right []bool) {
+	bar := s.bar()
 	s.w.WriteString(bar)
 	for i, c := range cells {
 		pad := s.widths[i] - utf8.RuneCount(c)
@@ -133,8 +161,19 @@ func (s *streamTable) line(cells [][]byte, right []bool) {
 		s.w.WriteByte(' ')
 		s.w.WriteString(bar)
 	}
-	s.w.WriteByte('\n')
 }
+
+func (s *streamTable) dashes(n int) {
+	for n > len(dashes) {
+		s.w.WriteString(dashes)
+		n -= len(dashes)
+	}
+	if n > 0 {
+		s.w.WriteString(dashes[:n])
+	}
+}
+
+const dashes = "----------------------------------------------------------------"
 
 const blanks = "                                                                "
 
