@@ -102,7 +102,7 @@ func yamlData(t *testing.T, b []byte) any {
 // 16,777,216 ranks).
 func TestRankFullStreams(t *testing.T) {
 	tp := topology(t, "version: 1\nworld_size: 1048576\nmodules:\n  - {name: language, num_ranks: 1048576, tp: 8, pp: 4}\n")
-	for _, format := range []string{"table", "markdown"} {
+	for _, format := range []string{"text", "markdown"} {
 		var n countingWriter
 		var before, after runtime.MemStats
 		runtime.GC()
