@@ -10,6 +10,7 @@ import (
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/mimoplan/mimoplan/internal/model"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
@@ -45,7 +46,11 @@ func PrintTable(w io.Writer, res *validate.Result) error {
 	}
 	var b strings.Builder
 	if len(doc.Modules) > 0 {
-		b.WriteString("GiB per GPU on the first pipeline stage (weights: with the optimizer;\n" +
+		stage := "the first pipeline stage"
+		if unevenSplit(&doc) {
+			stage = "the busiest pipeline stage"
+		}
+		b.WriteString("GiB per GPU on " + stage + " (weights: with the optimizer;\n" +
 			"Megatron: Megatron's own total); TFLOP per sample. docs/estimate.md\n")
 	}
 	if doc.GPUMemoryBytes > 0 {
@@ -93,4 +98,17 @@ func count(x float64) string {
 		return fmt.Sprintf("%.2fB", x/1e9)
 	}
 	return fmt.Sprintf("%.1fM", x/1e6)
+}
+
+// unevenSplit reports whether a module's figures are its busiest stage's
+// (an uneven pipeline split adds the model's pipeline_stage_* terms).
+func unevenSplit(doc *Report) bool {
+	for _, m := range doc.Modules {
+		for _, t := range m.Terms {
+			if t.Name == model.TermStageWeights || t.Name == model.TermStageActivations {
+				return true
+			}
+		}
+	}
+	return false
 }

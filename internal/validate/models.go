@@ -192,9 +192,13 @@ func CheckMemory(r *Result, limit int64, what string) {
 		lm := &r.Layout.Modules[me.Index]
 		e := &me.Estimate
 		if len(idx) == 1 {
+			stage := "first"
+			if lm.Split.Uneven() {
+				stage = "busiest" // the uneven split's (model's pipeline_stage_* terms)
+			}
 			r.Diags.Add(RuleGPUMemoryShort, lm.Pos("model"), me.Name, fits(lm, me, limit),
-				"needs %s per GPU on its first pipeline stage (weights and optimizer %s, activations %s, CUDA context, NCCL and allocator %s), more than %s",
-				GiB(total), GiB(e.WeightAndOptimizerBytes()), GiB(e.ActivationBytes()), GiB(e.OverheadBytes()), what)
+				"needs %s per GPU on its %s pipeline stage (weights and optimizer %s, activations %s, CUDA context, NCCL and allocator %s), more than %s",
+				GiB(total), stage, GiB(e.WeightAndOptimizerBytes()), GiB(e.ActivationBytes()), GiB(e.OverheadBytes()), what)
 			continue
 		}
 		// The largest module is the one to change; the others keep theirs.
