@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -106,17 +108,27 @@ func TestConfigErrors(t *testing.T) {
 		{"format from the command's section", nil, "render: {by: node}\n", []string{"render", g},
 			"mimoplan: invalid render.by: node in " + filepath.Join(dir, "c.yaml") + " (for --by): want one of group, rank"},
 		{"malformed number in the file", nil, "rank: five\n", []string{"render", g},
-			`(for --rank): invalid argument "five" for "--rank" flag`},
+			`(for --rank): want a whole number`},
+		{"malformed number from the environment", map[string]string{"MIMOPLAN_TOP": "abc"}, "", []string{"suggest", g},
+			`mimoplan: invalid MIMOPLAN_TOP="abc" (for --top): want a whole number`},
+		{"port out of range from the environment", map[string]string{"MIMOPLAN_MASTER_PORT": "99999"}, "", []string{"launch-plan", g, "--", "t.py"},
+			`mimoplan: invalid MIMOPLAN_MASTER_PORT="99999" (for --master-port): want a decimal port in 1-65535`},
+		{"port out of range in the file", nil, "master-port: 99999\n", []string{"launch-plan", g, "--", "t.py"},
+			"mimoplan: invalid master-port: 99999 in " + filepath.Join(dir, "c.yaml") + " (for --master-port): want a decimal port in 1-65535"},
 		{"a null in a list", nil, "hosts: [node0, null]\n", []string{"launch-plan", g, "--", "t.py"},
 			"hosts: want a list of plain values"},
 		{"a mapping where a value goes", nil, "hosts: {a: 1}\n", []string{"launch-plan", g, "--", "t.py"},
 			"unknown key hosts.a"},
 		{"unknown key", nil, "fromat: json\nrender: {stict: true}\n", []string{"validate", g},
-			`unknown key fromat, render.stict`},
+			`unknown key fromat (did you mean format?), render.stict`},
+		{"did you mean, in a section", nil, "rendr: {fromat: csv}\nsuggest: {tpo: 3}\n", []string{"validate", g},
+			`unknown key rendr.fromat (did you mean render.fromat?), suggest.tpo (did you mean suggest.top?)`},
 		{"a flag of another command", nil, "validate: {rank: 3}\n", []string{"validate", g},
 			"unknown key validate.rank"},
 		{"not YAML", nil, "format: [json\n", []string{"validate", g}, "mimoplan: config file " + filepath.Join(dir, "c.yaml") + ": "},
-		{"missing --config file", nil, "", []string{"validate", "--config", filepath.Join(dir, "none.yaml"), g}, "mimoplan: config file: open " + filepath.Join(dir, "none.yaml")},
+		{"missing --config file", nil, "", []string{"validate", "--config", filepath.Join(dir, "none.yaml"), g}, "mimoplan: config file: stat " + filepath.Join(dir, "none.yaml")},
+		{"a FIFO", nil, "", []string{"validate", "--config", fifo(t), g}, "is a named pipe (FIFO), not a regular file"},
+		{"too big", nil, "format: json\n#" + strings.Repeat("x", 1<<20) + "\n", []string{"validate", g}, "larger than 1048576 bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,4 +160,66 @@ func TestConfigSharedKeys(t *testing.T) {
 	assert.Contains(t, out, "--master-port=10 ", "a quoted port is decimal text")
 	code, _, errOut = runIn(t, t.TempDir(), noProbe, "render", "--config", c, l)
 	assert.Equal(t, exitOK, code, errOut)
+}
+
+func fifo(t *testing.T) string {
+	p := filepath.Join(t.TempDir(), "fifo.yaml")
+	require.NoError(t, syscall.Mkfifo(p, 0o644))
+	return p
+}
+
+// A config file found in the working directory (.mimoplan.yaml, which
+// comes with a cloned repository) is named on stderr's first line and may
+// not set what runs, where output goes or what is read; --verbose names
+// any config file read.
+func TestConfigLocalTrust(t *testing.T) {
+	g := writeLayout(t, good)
+	t.Setenv("MIMOPLAN_CONFIG", "")
+	xdg, cwd := t.TempDir(), t.TempDir()
+	t.Chdir(cwd)
+	for _, src := range []string{
+		"preflight: {entrypoint: \"touch pwned\"}\n", "launch-plan: {out: elsewhere.sh}\n", "env: [A=1]\n", "emit: dir\n",
+		"topology-out: t.json\n", "image: evil\n", "sbatch: [wrap=x]\n", "run: true\n", "hosts: [h0]\n",
+	} {
+		writeConfig(t, filepath.Join(cwd, ".mimoplan.yaml"), src)
+		code, out, errOut := runIn(t, xdg, noProbe, "launch-plan", g, "--", "t.py")
+		assert.Equal(t, exitUsage, code, src)
+		assert.Empty(t, out, src)
+		assert.Contains(t, errOut, "a config file found in the working directory may not set what runs", src)
+	}
+	_, err := os.Stat(filepath.Join(cwd, "pwned"))
+	assert.True(t, os.IsNotExist(err))
+
+	writeConfig(t, filepath.Join(cwd, ".mimoplan.yaml"), "format: json\n")
+	code, out, errOut := runIn(t, xdg, noProbe, "validate", g)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, `"valid":true`, "presentation flags apply")
+	assert.True(t, strings.HasPrefix(errOut, "mimoplan: config file read: .mimoplan.yaml (found in the working directory"), errOut)
+
+	user := writeConfig(t, filepath.Join(t.TempDir(), "c.yaml"), "format: json\n")
+	code, _, errOut = runIn(t, xdg, noProbe, "validate", "--config", user, "--verbose", g)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, "mimoplan: config file read: "+user+"\n", errOut)
+	code, _, errOut = runIn(t, xdg, noProbe, "validate", "--config", user, g)
+	require.Equal(t, exitOK, code)
+	assert.Empty(t, errOut, "the user's own file is named with --verbose only")
+}
+
+// A config file's hosts (or MIMOPLAN_HOSTS) apply where they make sense:
+// not to --format k8s, whose operator names the pods; the command line's
+// --hosts is still refused there.
+func TestConfigHostsNotForK8s(t *testing.T) {
+	l := writeLayout(t, "version: 1\ncluster: {nodes: 2, gpus_per_node: 4}\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, tp: 2}\n")
+	c := writeConfig(t, filepath.Join(t.TempDir(), "c.yaml"), "hosts: [node0, node1]\nmaster-addr: node0\n")
+	for _, format := range []string{"k8s", "pytorchjob"} {
+		code, out, errOut := runIn(t, t.TempDir(), noProbe, "launch-plan", "--config", c, l, "--format", format, "--image", "img", "--", "t.py")
+		require.Equal(t, exitOK, code, errOut)
+		assert.NotContains(t, out, "node1")
+		code, _, errOut = runIn(t, t.TempDir(), noProbe, "launch-plan", "--config", c, l, "--format", format, "--image", "img", "--hosts", "a,b", "--", "t.py")
+		assert.Equal(t, exitUsage, code)
+		assert.Contains(t, errOut, "drop --hosts")
+	}
+	code, out, errOut := runIn(t, t.TempDir(), noProbe, "launch-plan", "--config", c, l, "--format", "sh", "--", "t.py")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "node1", "sh plans take the file's hosts")
 }

@@ -83,8 +83,8 @@ func TestLaunchPlanExitCodes(t *testing.T) {
 		{"duplicate host", []string{"launch-plan", four, "--hostfile", dupfile, "--", "x"}, 1, "", `host "h0" is node 0 (` + dupfile + `:1) and again node 2 (` + dupfile + `:4) [duplicate-host]`},
 		{"loopback, short form", []string{"launch-plan", four, hosts, "--master-addr", "127.1", "--", "x"}, 1, "", `"127.1" is a loopback`},
 		{"static master not the first host", []string{"launch-plan", four, hosts, "--master-addr", "h2", "--", "x"}, 1, "", "[master-not-first-host]"},
-		{"port", []string{"launch-plan", four, hosts, "--master-port", "0", "--", "x"}, 1, "", "[invalid-port]"},
-		{"port too high", []string{"launch-plan", four, hosts, "--master-port", "65536", "--", "x"}, 1, "", "master port 65536 is outside 1-65535"},
+		{"port", []string{"launch-plan", four, hosts, "--master-port", "0", "--", "x"}, 2, "", `invalid --master-port "0": want a decimal port in 1-65535`},
+		{"port too high", []string{"launch-plan", four, hosts, "--master-port", "65536", "--", "x"}, 2, "", `invalid --master-port "65536"`},
 		{"slots", []string{"launch-plan", four, "--hostfile", slots, "--", "x"}, 1, "", "line 1: host h0 has slots=4"},
 
 		{"hosts and hostfile", []string{"launch-plan", four, hosts, "--hostfile", hostfile, "--", "x"}, 2, "", "[hosts hostfile] are set none of the others can be"},
@@ -265,9 +265,11 @@ func TestLaunchPlanEnvironment(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, `"--master-addr=n0"`)
 	assert.Contains(t, out, `"--master-port=7000"`)
-	// The port is decimal, from the environment as from the flag.
-	for env, want := range map[string]string{"010": `"--master-port=10"`, "0x1f90": `"0x1f90" is not a number in 1-65535 [invalid-port]`,
-		"abc": `master port "abc" is not a number`, "65536": "master port 65536 is outside 1-65535 [invalid-port]"} {
+	// The port is decimal, from the environment as from the flag; a bad
+	// one is a usage error that names the variable (issue 22).
+	for env, want := range map[string]string{"010": `"--master-port=10"`, "0x1f90": `mimoplan: invalid MIMOPLAN_MASTER_PORT="0x1f90" (for --master-port): want a decimal port in 1-65535`,
+		"abc": `invalid MIMOPLAN_MASTER_PORT="abc"`, "65536": `mimoplan: invalid MIMOPLAN_MASTER_PORT="65536" (for --master-port): want a decimal port in 1-65535`,
+		"99999": `mimoplan: invalid MIMOPLAN_MASTER_PORT="99999" (for --master-port)`} {
 		t.Setenv("MIMOPLAN_MASTER_PORT", env)
 		code, out, stderr := mimoplan(t, "launch-plan", four, "--", "x")
 		if strings.HasPrefix(want, `"--`) {
@@ -275,13 +277,13 @@ func TestLaunchPlanEnvironment(t *testing.T) {
 			assert.Contains(t, out, want)
 			continue
 		}
-		assert.Equal(t, 1, code, "MIMOPLAN_MASTER_PORT=%s: a refusal, not a usage error", env)
+		assert.Equal(t, 2, code, "MIMOPLAN_MASTER_PORT=%s: a configuration error", env)
 		assert.Empty(t, out)
 		assert.Contains(t, stderr, want)
 	}
 	code, _, stderr = mimoplan(t, "launch-plan", four, "--master-port", "0x10", "--", "x")
-	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, `master port "0x10" is not a number`)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `mimoplan: invalid --master-port "0x10": want a decimal port in 1-65535`)
 	t.Setenv("MIMOPLAN_MASTER_PORT", "7000")
 
 	// The command line wins over the environment.
@@ -367,7 +369,7 @@ func TestLaunchDocExamples(t *testing.T) {
 		var want strings.Builder
 		for _, args := range [][]string{
 			{"--hosts", "node0,node1,node2"},
-			{"--hosts", "localhost,node1,node1,node3", "--master-port", "70000"},
+			{"--hosts", "localhost,node1,node1,node3"},
 		} {
 			args = append(append([]string{"launch-plan", "layouts/three-module-4node.yaml"}, args...), "--", "train.py")
 			code, out, stderr := mimoplan(t, args...)

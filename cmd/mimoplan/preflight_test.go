@@ -51,7 +51,7 @@ func TestPreflight(t *testing.T) {
 		// these only under torchrun, on every rank.
 		{"bytes below one float32", nil, []string{"preflight", g, "--out", filepath.Join(dir, "b3"), "--bytes", "3"}, 2, "", "bytes must be 0 (no timing) or at least 4"},
 		{"bytes below one float32, run", nil, []string{"preflight", g, "--run", "--bytes", "3"}, 2, "", "bytes must be 0 (no timing) or at least 4"},
-		{"timeout not a duration", nil, []string{"preflight", g, "--out", dir, "--timeout", "inf"}, 2, "", "invalid argument \"inf\""},
+		{"timeout not a duration", nil, []string{"preflight", g, "--out", dir, "--timeout", "inf"}, 2, "", "invalid --timeout \"inf\": want a duration such as 90s or 5m"},
 		{"iters", nil, []string{"preflight", g, "--out", dir, "--iters", "0"}, 2, "", "iters must be 1 or more"},
 		{"invalid layout", nil, []string{"preflight", b, "--out", dir}, 1, "", "error: module \"vision\""},
 		{"missing layout", nil, []string{"preflight", filepath.Join(dir, "nope.yaml"), "--run"}, 2, "", "no such file"},

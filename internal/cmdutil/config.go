@@ -1,8 +1,10 @@
 package cmdutil
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +15,8 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/mimoplan/mimoplan/internal/exitcode"
+	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/safetext"
 )
 
 // EnvPrefix starts every variable that stands for a flag: MIMOPLAN_FORMAT
@@ -33,51 +37,112 @@ type Config struct {
 	v *viper.Viper
 	// File is the config file read, or "" for none.
 	File string
+	// Local is set when File was found in the working directory (not
+	// named by --config or MIMOPLAN_CONFIG, nor the user's own): such a
+	// file may set only LocalFlags.
+	Local bool
 }
+
+// MaxConfigSize bounds a config file: a few flags' defaults fit in a
+// kilobyte.
+const MaxConfigSize = 1 << 20
+
+// LocalFlags are the flags a config file found in the working directory
+// may set: how to show and plan, never what runs (entrypoint, image,
+// env, sbatch, run, ...), where output goes (out, emit, topology-out) or
+// what is read or reached (hostfile, hosts, master-addr, from-script). A
+// repository one clones cannot make mimoplan run or overwrite anything.
+var LocalFlags = []string{
+	"format", "strict", "target-version", "all-groups", "by", "full", "group", "limit", "module", "offset", "rank",
+	"top", "all", "gtp", "gpu", "peak-tflops", "efficiency", "nvlink-gbps", "network-gbps", "max-nodes", "progress",
+	"bytes", "iters", "timeout", "lazy-init", "name", "encoder", "omp-num-threads", "cpus-per-task", "cpu", "memory",
+	"shm-size", "rendezvous", "master-port", "runtime",
+}
+
+// sourceAnnotation marks a flag set by Apply, with where its value came
+// from: FromDefaults reads it.
+const sourceAnnotation = "mimoplan-source"
 
 // ConfigFile finds the config file: explicit when given (--config or
 // MIMOPLAN_CONFIG), else mimoplan/config.yaml in the user's configuration
-// directory, else .mimoplan.yaml in the current directory; "" when there
-// is none.
-func ConfigFile(explicit string, configDir func() (string, error)) string {
+// directory, else .mimoplan.yaml in the current directory (local); ""
+// when there is none.
+func ConfigFile(explicit string, configDir func() (string, error)) (path string, local bool) {
 	if explicit != "" {
-		return explicit
+		return explicit, false
 	}
 	if configDir != nil {
 		if dir, err := configDir(); err == nil && dir != "" {
 			p := filepath.Join(dir, "mimoplan", "config.yaml")
-			if _, err := os.Stat(p); err == nil {
-				return p
+			if _, err := os.Lstat(p); err == nil {
+				return p, false
 			}
 		}
 	}
-	if _, err := os.Stat(LocalConfigFile); err == nil {
-		return LocalConfigFile
+	if _, err := os.Lstat(LocalConfigFile); err == nil {
+		return LocalConfigFile, true
 	}
-	return ""
+	return "", false
 }
 
-// LoadConfig reads the config file at path ("" for none). A file that
-// cannot be read or parsed is a usage error.
-func LoadConfig(path string) (*Config, error) {
+// LoadConfig reads the config file at path ("" for none): a regular file
+// (a FIFO or a device is refused before it is opened) of at most
+// MaxConfigSize bytes. A file that cannot be read or parsed is a usage
+// error.
+func LoadConfig(path string, local bool) (*Config, error) {
 	v := viper.New()
 	v.SetEnvPrefix(EnvPrefix)
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
 	v.AutomaticEnv()
-	c := &Config{v: v, File: path}
+	c := &Config{v: v, File: path, Local: local}
 	if path == "" {
 		return c, nil
 	}
-	v.SetConfigFile(path)
+	f, err := layout.OpenRegular(path)
+	if err != nil {
+		return nil, exitcode.Usagef("config file: %v", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxConfigSize+1))
+	if err != nil {
+		return nil, exitcode.Usagef("config file %s: %v", path, err)
+	}
+	if len(data) > MaxConfigSize {
+		return nil, exitcode.Usagef("config file %s: larger than %d bytes: a config file holds flag defaults", path, MaxConfigSize)
+	}
 	v.SetConfigType("yaml")
-	if err := v.ReadInConfig(); err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return nil, exitcode.Usagef("config file: %v", pe)
-		}
+	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
 		return nil, exitcode.Usagef("config file %s: %v", path, err)
 	}
 	return c, nil
+}
+
+// Describe is the line --verbose writes about the config file: which one
+// was read, and why.
+func (c *Config) Describe() string {
+	switch {
+	case c.File == "":
+		return "mimoplan: no config file read"
+	case c.Local:
+		return fmt.Sprintf("mimoplan: config file read: %s (found in the working directory: it may not set what runs or where output goes)", safetext.Text(c.File))
+	}
+	return "mimoplan: config file read: " + safetext.Text(c.File)
+}
+
+// FromDefaults reports where flag name's value came from when Apply set it
+// (its MIMOPLAN_* variable or the config file), "" when the command line
+// set it or it kept its default. A command drops such a value where it
+// does not apply (a config file's hosts under --format k8s), where it
+// would refuse the same from the command line.
+func FromDefaults(fs *pflag.FlagSet, name string) string {
+	f := fs.Lookup(name)
+	if f == nil || f.Annotations == nil {
+		return ""
+	}
+	if v := f.Annotations[sourceAnnotation]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // EnvKey is the variable of a flag: --master-port is MIMOPLAN_MASTER_PORT.
@@ -86,7 +151,7 @@ func EnvKey(flag string) string {
 }
 
 // notConfigured are the flags that only the command line sets.
-var notConfigured = []string{"help", "version", "config"}
+var notConfigured = []string{"help", "version", "config", "verbose"}
 
 // Apply sets cmd's unset flags from the environment and the config file.
 // A flag that excludes one given on the command line (cobra's
@@ -106,13 +171,12 @@ func (c *Config) Apply(cmd *cobra.Command) error {
 		}
 		for _, val := range values {
 			if e := cmd.Flags().Set(f.Name, val); e != nil {
-				var enum *EnumError
-				if errors.As(e, &enum) {
-					e = enum
-				}
-				err = exitcode.Usagef("invalid %s (for --%s): %v", from, f.Name, e)
+				err = exitcode.Usagef("invalid %s (for --%s): %s", from, f.Name, valueProblem(f, e))
 				return
 			}
+		}
+		if e := cmd.Flags().SetAnnotation(f.Name, sourceAnnotation, []string{from}); e != nil {
+			err = e
 		}
 	})
 	return err
@@ -184,45 +248,50 @@ func scalars(v any) ([]string, error) {
 	}
 }
 
-// Check reports the config file's keys that name no flag of any command
-// (top level) or of their command (in a command's section): a typo there
-// would otherwise be ignored in silence.
-func (c *Config) Check(root *cobra.Command) error {
-	if c.File == "" {
-		return nil
-	}
-	flags := map[string]map[string]bool{} // command -> its flags
-	all := map[string]bool{}
-	var walk func(*cobra.Command)
-	walk = func(cmd *cobra.Command) {
-		for _, sub := range cmd.Commands() {
-			fs := map[string]bool{}
-			sub.Flags().VisitAll(func(f *pflag.Flag) {
-				if !slices.Contains(notConfigured, f.Name) {
-					fs[f.Name], all[f.Name] = true, true
-				}
-			})
-			flags[sub.Name()] = fs
-			walk(sub)
+// DropDefaults puts back the default of each flag in names that Apply set
+// (from its MIMOPLAN_* variable or the config file): for a command whose
+// other flags make them not apply, as a config file's hosts under
+// --format k8s, where the operator names the pods. The command line's
+// values stay, and are refused as before.
+func DropDefaults(fs *pflag.FlagSet, names ...string) error {
+	for _, name := range names {
+		f := fs.Lookup(name)
+		if f == nil || FromDefaults(fs, name) == "" {
+			continue
 		}
-	}
-	walk(root)
-	var unknown []string
-	for _, k := range c.v.AllKeys() {
-		if !c.v.InConfig(k) {
-			continue // a variable, not a key of the file
+		var err error
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			err = sv.Replace(nil)
+		} else {
+			err = f.Value.Set(f.DefValue)
 		}
-		command, flag, nested := strings.Cut(k, ".")
-		switch {
-		case !nested && all[k]:
-		case nested && flags[command] != nil && flags[command][flag]:
-		default:
-			unknown = append(unknown, k)
+		if err != nil {
+			return err
 		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		return exitcode.Usagef("config file %s: unknown key %s: keys are flag names, at the top level or under a command's name", c.File, strings.Join(unknown, ", "))
 	}
 	return nil
+}
+
+// valueProblem says what is wrong with a value flag f refused, in words
+// rather than Go's parse errors ("strconv.ParseInt: parsing ...").
+func valueProblem(f *pflag.Flag, err error) string {
+	var enum *EnumError
+	var pe *PortError
+	switch {
+	case errors.As(err, &enum):
+		return enum.Error()
+	case errors.As(err, &pe):
+		return pe.Error()
+	}
+	switch f.Value.Type() {
+	case "int", "int64", "int32", "uint", "uint64":
+		return "want a whole number"
+	case "float64", "float32":
+		return "want a number"
+	case "bool":
+		return "want true or false"
+	case "duration":
+		return "want a duration such as 90s or 5m"
+	}
+	return err.Error()
 }

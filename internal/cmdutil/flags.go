@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -102,15 +103,44 @@ func EnumCompletions(cmd *cobra.Command) {
 }
 
 // FlagError turns cobra's and pflag's complaints about flags into usage
-// errors (exit 2): an enumerated flag's as "invalid --format "xml": want
-// one of ...", the others as pflag words them.
+// errors (exit 2): a value a flag refuses as "invalid --format "xml": want
+// one of ...", "invalid --top "abc": want a whole number", the others as
+// pflag words them.
 func FlagError(_ *cobra.Command, err error) error {
 	var iv *pflag.InvalidValueError
-	var ee *EnumError
-	if errors.As(err, &iv) && errors.As(err, &ee) {
-		return exitcode.Usagef("invalid --%s %q: %v", iv.GetFlag().Name, ee.Value, ee)
+	if errors.As(err, &iv) {
+		return exitcode.Usagef("invalid --%s %q: %s", iv.GetFlag().Name, iv.GetValue(), valueProblem(iv.GetFlag(), err))
 	}
 	return exitcode.Wrap(exitcode.Usage, err)
+}
+
+// PortError is a port outside 1-65535 or not decimal digits.
+type PortError struct{ Value string }
+
+func (e *PortError) Error() string { return "want a decimal port in 1-65535" }
+
+type portValue struct{ p *string }
+
+func (v portValue) String() string { return *v.p }
+func (v portValue) Type() string   { return "string" }
+
+func (v portValue) Set(s string) error {
+	t := strings.TrimSpace(s)
+	n, err := strconv.Atoi(t)
+	if err != nil || n < 1 || n > 65535 || strings.ContainsAny(t, "+-") {
+		return &PortError{Value: s}
+	}
+	*v.p = s
+	return nil
+}
+
+// PortVar defines a TCP port flag kept as text (pflag's Int reads "010" as
+// octal 8; this is decimal 10): anything but a decimal number in 1-65535,
+// from the command line, MIMOPLAN_* or the config file, is a usage error
+// that names where it came from.
+func PortVar(fs *pflag.FlagSet, p *string, name, value, usage string) {
+	*p = value
+	fs.Var(portValue{p}, name, usage)
 }
 
 // AddProbeFlag gives a command that reads layouts the --probe flag.

@@ -64,6 +64,14 @@ GPUs), 2 usage error, 3 --probe without an NVIDIA driver or NVML.`,
 				o.Program = args[dash:]
 			}
 			o.LayoutArgs = !opts.NoLayoutArgs
+			if r.Format == "k8s" || r.Format == "pytorchjob" {
+				// The operator names the pods: hosts from the config file
+				// or MIMOPLAN_* do not apply (from the command line they
+				// are refused).
+				if err := cmdutil.DropDefaults(cmd.Flags(), "hosts", "hostfile", "master-addr"); err != nil {
+					return err
+				}
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -75,7 +83,7 @@ GPUs), 2 usage error, 3 --probe without an NVIDIA driver or NVML.`,
 	fs.StringVar(&r.Hostfile, "hostfile", "", "file with one host per line ('#' comments, optional slots=N)")
 	fs.StringVar(&o.MasterAddr, "master-addr", "", "rendezvous master address (default: the first host)")
 	// A string, not an Int: pflag reads "010" as octal 8.
-	fs.StringVar(&o.MasterPortText, "master-port", strconv.Itoa(launch.DefaultMasterPort), "rendezvous master port (decimal, 1-65535)")
+	cmdutil.PortVar(fs, &o.MasterPortText, "master-port", strconv.Itoa(launch.DefaultMasterPort), "rendezvous master port (decimal, 1-65535)")
 	cmdutil.StringEnumVar(fs, &o.Rendezvous, "rendezvous", launch.Static, "torchrun rendezvous: static (pins hosts to ranks) or c10d", launch.Static, launch.C10d)
 	cmdutil.StringEnumVar(fs, &r.Format, "format", "sh", "plan format: "+strings.Join(launch.Formats, ", "), launch.Formats...)
 	fs.StringVar(&r.Out, "out", "", "write the plan to this file, atomically (default: standard output)")

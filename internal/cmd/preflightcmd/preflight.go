@@ -59,6 +59,12 @@ signal N. See docs/preflight.md.`,
 				fmt.Fprintln(opts.IO.ErrOut, "mimoplan: --emit is deprecated: use --out, its name in every command")
 			}
 			r.EntrypointGiven = cmd.Flags().Changed("entrypoint")
+			if r.Format == "k8s" || r.Format == "pytorchjob" {
+				// As launch-plan: hosts from the config file do not apply.
+				if err := cmdutil.DropDefaults(cmd.Flags(), "hosts", "master-addr"); err != nil {
+					return err
+				}
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -76,7 +82,7 @@ signal N. See docs/preflight.md.`,
 	fs.BoolVar(&r.Options.LazyInit, "lazy-init", false, "create NCCL communicators at first use rather than splitting them from the world's")
 	fs.StringArrayVar(&r.Hosts, "hosts", nil, "several nodes: hosts in node-rank order")
 	fs.StringVar(&r.MasterAddr, "master-addr", "", "several nodes: rendezvous master address (default: the first host)")
-	fs.StringVar(&r.MasterPortText, "master-port", strconv.Itoa(launch.DefaultMasterPort), "several nodes: rendezvous master port (decimal, 1-65535)")
+	cmdutil.PortVar(fs, &r.MasterPortText, "master-port", strconv.Itoa(launch.DefaultMasterPort), "several nodes: rendezvous master port (decimal, 1-65535)")
 	fs.StringVar(&r.Entrypoint, "entrypoint", "torchrun", `launcher in the printed lines, e.g. "python3 -m torch.distributed.run"`)
 	cmdutil.StringEnumVar(fs, &r.Format, "format", "lines", "--out: lines (print each node's torchrun line) or a launch-plan format for the scheduler, written into DIR: "+strings.Join(preflight.Formats[1:], ", "), preflight.Formats...)
 	fs.StringVar(&r.Image, "image", "", "--format k8s, pytorchjob: container image (DIR must be at the same path in the pods)")

@@ -74,7 +74,7 @@ func TestNewCmdPreflightErrors(t *testing.T) {
 		{"no layout", "accepts 1 arg(s), received 0", nil},
 		{"out and emit", "if any flags in the group [out emit] are set none of the others can be; [emit out] were all set", []string{"l.yaml", "--out", "a", "--emit", "b"}},
 		{"unknown format", `invalid --format "json": want one of ` + "lines, sh, slurm, k8s, pytorchjob", []string{"l.yaml", "--format", "json"}},
-		{"timeout not a duration", `invalid argument "5" for "--timeout" flag: time: missing unit in duration "5"`, []string{"l.yaml", "--timeout", "5"}},
+		{"timeout not a duration", `invalid --timeout "5": want a duration such as 90s or 5m`, []string{"l.yaml", "--timeout", "5"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

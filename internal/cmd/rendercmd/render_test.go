@@ -52,7 +52,7 @@ func TestNewCmdRenderErrors(t *testing.T) {
 	}{
 		{`invalid --format "sarif": want one of ` + strings.Join(render.Formats, ", "), []string{"l.yaml", "--format", "sarif"}},
 		{`invalid --by "node": want one of group, rank`, []string{"l.yaml", "--by", "node"}},
-		{`invalid argument "x" for "--rank" flag: strconv.ParseInt: parsing "x": invalid syntax`, []string{"l.yaml", "--rank", "x"}},
+		{`invalid --rank "x": want a whole number`, []string{"l.yaml", "--rank", "x"}},
 		{"accepts 1 arg(s), received 2", []string{"a.yaml", "b.yaml"}},
 	}
 	for _, tt := range tests {

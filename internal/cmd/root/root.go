@@ -42,6 +42,8 @@ Exit codes: 0 valid, 1 invalid input, 2 usage error, 3 no NVIDIA driver/NVML.`,
 	root.SetFlagErrorFunc(cmdutil.FlagError)
 	var configFile string
 	root.PersistentFlags().StringVar(&configFile, "config", "", "config file of flag defaults (default: $XDG_CONFIG_HOME/mimoplan/config.yaml, else ./"+cmdutil.LocalConfigFile+")")
+	var verbose bool
+	root.PersistentFlags().BoolVar(&verbose, "verbose", false, "say on stderr which config file was read")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if configFile == "" {
 			configFile = os.Getenv(cmdutil.EnvKey("config"))
@@ -49,6 +51,12 @@ Exit codes: 0 valid, 1 invalid input, 2 usage error, 3 no NVIDIA driver/NVML.`,
 		cfg, err := cmdutil.LoadConfig(cmdutil.ConfigFile(configFile, f.ConfigDir))
 		if err != nil {
 			return err
+		}
+		// A config file found in the working directory is named on
+		// stderr's first line whatever --verbose says: it came with the
+		// directory, not from the user.
+		if verbose || cfg.Local {
+			fmt.Fprintln(f.IOStreams.ErrOut, cfg.Describe())
 		}
 		if err := cfg.Check(root); err != nil {
 			return err
