@@ -129,7 +129,7 @@ func check(cfg Config, par Parallel, tr Training, add func(rule, key string, hin
 		add(RuleMoETPNeedsSP, "tp", "set training.sequence_parallel: true, or tp 1 for this module",
 			"MoE with tp %d and no sequence parallelism: MoELayer.forward refuses to train it (its first step fails)", p.TP)
 	}
-	if p.EP > 1 && c.NumExperts == 0 {
+	if epNeedsExperts(c.NumExperts, p.EP) {
 		add(RuleEPNeedsExperts, "ep", "set model.num_experts, or ep 1",
 			"ep %d needs num_experts: the model has no experts", p.EP)
 	}
@@ -148,6 +148,12 @@ func check(cfg Config, par Parallel, tr Training, add func(rule, key string, hin
 	checkTraining(c, p, tr, add)
 	checkBuild(c, p, tr, add)
 }
+
+func epNeedsExperts(experts, ep int) bool { return ep > 1 && experts == 0 }
+
+// EPNeedsExperts reports whether ep breaks ep-needs-experts for cfg: ep
+// above 1 on a model without experts (validate.ExpertParallelOK).
+func EPNeedsExperts(cfg Config, ep int) bool { return epNeedsExperts(cfg.Resolve().NumExperts, ep) }
 
 // CheckInputs is p with the sizes Check does not read set to 0: a caller
 // that asks Check about many sizes (suggest) asks once per distinct

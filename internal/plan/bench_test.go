@@ -30,7 +30,7 @@ func BenchmarkSuggest(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{},
+				res, err := Search(&Request{Spec: spec, Est: Model{},
 					Time: steptime.Select{Dev: steptime.Devices["H100"]}.For(spec), GPUMemory: float64(spec.GPUMemory), Top: 5})
 				if err != nil || len(res.Candidates) == 0 {
 					b.Fatalf("%s: %v, %d candidates", name, err, len(res.Candidates))

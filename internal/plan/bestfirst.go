@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
 // place is one non-colocated placement and its bounds: the largest and
@@ -195,14 +197,6 @@ func (s *searcher) walk(perm []int, p, at int, b, lo, hi float64, off, n []int, 
 	}
 }
 
-// wholeSteps reports whether the language module's dp and gtp_remat leave
-// the global batch a whole number of micro-batch steps (micro_batch_size
-// x dp x gtp_remat), which validate requires outside megatron-bridge
-// (global-batch-not-divisible, internal/validate/batch.go).
-func (s *searcher) wholeSteps(dp, gtp int) bool {
-	b := s.spec.Batch
-	if s.job.Bridge || b == nil || b.MicroBatchSize <= 0 || b.GlobalBatchSize <= 0 {
-		return true
-	}
-	return b.GlobalBatchSize%(b.MicroBatchSize*dp*gtp) == 0
-}
+// wholeSteps is validate.WholeSteps for the spec: the language module's
+// dp and gtp_remat leave the global batch whole micro-batch steps.
+func (s *searcher) wholeSteps(dp, gtp int) bool { return validate.WholeSteps(s.spec, dp, gtp) }

@@ -44,7 +44,7 @@ func TestMissNamesModelRule(t *testing.T) {
 	spec, d := layout.ParseSpec("s.yaml", []byte("version: 1\ntarget: core\ncluster: {nodes: 1, gpus_per_node: 8, gpu_memory: 80GiB}\n"+
 		"modules:\n  - name: language\n    pp: 8\n    model: {preset: llama3.1-405b}\n"))
 	require.False(t, d.HasErrors(), "%v", d.Items)
-	res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory), Top: 5})
+	res, err := Search(&Request{Spec: spec, Est: Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory), Top: 5})
 	require.NoError(t, err)
 	require.Empty(t, res.Candidates)
 	require.NotEmpty(t, res.Misses)

@@ -48,7 +48,7 @@ func TestSuggestAllEqualsBruteForce16(t *testing.T) {
 			}
 			spec, d := layout.ParseSpec("spec.yaml", data)
 			require.False(t, d.HasErrors(), "%v", d.Items)
-			res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory)})
+			res, err := Search(&Request{Spec: spec, Est: Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory)})
 			require.NoError(t, err)
 			var got []string
 			for _, c := range res.Candidates {
@@ -184,7 +184,8 @@ func brute16Sizes(m *layout.Module, off, n int) []Choice {
 					continue
 				}
 				vpps := []int{1}
-				if l := Layers(m); pp > 1 && l%pp == 0 {
+				if m.Model != nil && pp > 1 && m.Model.Config.NumLayers%pp == 0 {
+					l := m.Model.Config.NumLayers
 					for v := 2; v <= l/pp; v++ {
 						if (l/pp)%v == 0 {
 							vpps = append(vpps, v)

@@ -124,7 +124,7 @@ func TestSuggestAllEqualsBruteForce(t *testing.T) {
 			want := bruteForce(t, spec, tc)
 			req := &Request{Spec: spec, Options: Options{GTP: tc.gtp}, Est: tc.est, HW: steptime.GPUs["H100"], GPUMemory: tc.mem}
 			if tc.model {
-				req.Est, req.Layers, req.GPUMemory = Model{}, Layers, float64(spec.GPUMemory)
+				req.Est, req.GPUMemory = Model{}, float64(spec.GPUMemory)
 			}
 			res, err := Search(req)
 			require.NoError(t, err)

@@ -2,10 +2,12 @@ package plan
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/steptime"
+	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
 func (s *searcher) choose(p int, off, n []int) {
@@ -51,6 +53,9 @@ func (s *searcher) choose(p int, off, n []int) {
 			continue
 		}
 		alive = true
+		if s.sharedOver(p) {
+			continue
+		}
 		s.times[i] = s.timeOf(s.time, i, c, s.microbatches(i), e.params)
 		if s.beyond(s.bound(p)) {
 			continue
@@ -87,7 +92,7 @@ type entry struct {
 	// the least bubble and the dp all-reduce at the faster bandwidth.
 	lbTime float64
 	// bad is set when validate refused these sizes by a rule that reads
-	// nothing else (learned.go), in a placement that is not colocated [0]
+	// nothing else (nogood.go), in a placement that is not colocated [0]
 	// or is [1].
 	bad    [2]bool
 	missed bool // its memory miss was recorded
@@ -249,4 +254,48 @@ func (s *searcher) bound(p int) (step, sum float64) {
 		return sum, sum
 	}
 	return b, sum
+}
+
+// sharedOver reports whether the colocated modules chosen up to position
+// p, beside the least memory any factorization of each later one may
+// have, need more than gpu_memory together as validate counts it
+// (validate.SharedBytes, from each module's lower bound): then validate
+// refuses every candidate with these choices (gpu-memory-short).
+func (s *searcher) sharedOver(p int) bool {
+	if !s.colocated || s.req.GPUMemory <= 0 {
+		return false
+	}
+	each := s.shared[:0]
+	for q, i := range s.order {
+		if q <= p {
+			if e := s.curE[i]; e.mem > 0 {
+				each = append(each, e.mem)
+			}
+			continue
+		}
+		if b, ok := s.leastBytes(i, s.cur[i].NumRanks); ok {
+			each = append(each, b)
+		}
+	}
+	s.shared = each
+	return len(each) > 1 && validate.SharedBytes(each...) > s.req.GPUMemory
+}
+
+// leastBytes is the least memory lower bound of module i's factorizations
+// of n ranks that may fit; false when it has no model or none fits.
+func (s *searcher) leastBytes(i, n int) (float64, bool) {
+	key := [2]int{i, n}
+	if b, ok := s.least[key]; ok {
+		return b, !math.IsNaN(b)
+	}
+	f := s.fact(i, n)
+	s.listOK(i, n, f)
+	b := math.NaN()
+	for _, j := range f.fit {
+		if e := &f.es[j]; e.mem > 0 && !(e.mem >= b) {
+			b = e.mem
+		}
+	}
+	s.least[key] = b
+	return b, !math.IsNaN(b)
 }

@@ -32,7 +32,7 @@ func (s *searcher) experts(i int, step, sum float64) bool {
 	if i == len(s.cur) {
 		s.took = false
 		// What the first expert sizes teach holds for the others:
-		// learned.go learns only rules that read none of them there.
+		// nogood.go learns no rule that reads them there.
 		return s.judge(step, sum) && !s.anyBad(len(s.order)) && !(s.req.Top > 0 && s.took)
 	}
 	c, m := &s.cur[i], &s.spec.Modules[i]
@@ -71,7 +71,7 @@ func (s *searcher) judge(step, sum float64) bool {
 	if errs > 0 {
 		if s.atBase() {
 			// A rule about expert sizes may refuse one of them and not
-			// another: only the first ones teach (learned.go).
+			// another: only the first ones teach (nogood.go).
 			s.learn(res.Diags)
 		}
 		if len(s.kept) > 0 {

@@ -26,7 +26,7 @@ func TestCandidatesFitByValidatesTotal(t *testing.T) {
 		spec, d := layout.ParseSpec("spec.yaml", []byte(tc.spec))
 		require.Empty(t, d.Items, tc.name)
 		require.Positive(t, spec.GPUMemory, tc.name)
-		res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory)})
+		res, err := Search(&Request{Spec: spec, Est: Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory)})
 		require.NoError(t, err)
 		require.NotEmpty(t, res.Candidates, tc.name)
 		for _, c := range res.Candidates {

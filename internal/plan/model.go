@@ -8,6 +8,7 @@ import (
 	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/model"
 	"github.com/mimoplan/mimoplan/internal/steptime"
+	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
 // Model answers the planner's questions with internal/model, the figures
@@ -33,15 +34,7 @@ func (Model) Memory(spec *layout.Layout, m *layout.Module, c *Choice) (float64, 
 	}
 	t := spec.ModelTraining(m, c.DP)
 	t.NumMicrobatches = 1
-	switch b := spec.Batch; {
-	case b == nil:
-	case spec.Target == layout.TargetMegatronBridge:
-		// The global micro-batch is split over the module's dp.
-		t.MicroBatchSize = max(1, b.MicroBatchSize/c.DP)
-	case m.Name != "language":
-		// An encoder's share depends on the language module's lanes.
-		t.MicroBatchSize = 1
-	}
+	t.MicroBatchSize = validate.LeastMicroBatch(spec, m, c.DP)
 	e := model.Total(m.Model.Config, parallel(m, c), t) // validate's figure, without the MIMO bridges
 	return e.TotalBytes(), e.Megatron.ShardParameters, true
 }
@@ -117,21 +110,6 @@ func Imbalance(m *layout.Module, c *Choice) float64 {
 		return 1
 	}
 	return float64(slices.Max(stages)) * float64(c.PP) / float64(layers)
-}
-
-// Layers is a module's number of layers, for vpp; 0 without a model.
-func Layers(m *layout.Module) int {
-	if m.Model == nil {
-		return 0
-	}
-	return m.Model.Config.NumLayers
-}
-
-func vppGiven(m *layout.Module) (bool, int) {
-	if m.Given("vpp") {
-		return true, max(m.VPP, 1)
-	}
-	return false, 0
 }
 
 func setVPP(m *layout.Module, v int) { m.VPP = v }

@@ -47,7 +47,7 @@ func searchPublished(t *testing.T, f *testutil.Calibration, r testutil.CalRow) p
 		if d.HasErrors() {
 			t.Fatalf("%s: %v", r.ID, d.Items)
 		}
-		res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, Time: sel.For(spec),
+		res, err := Search(&Request{Spec: spec, Est: Model{}, Time: sel.For(spec),
 			GPUMemory: float64(spec.GPUMemory), Top: top})
 		if err != nil {
 			t.Fatalf("%s: %v", r.ID, err)

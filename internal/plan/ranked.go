@@ -41,7 +41,7 @@ func (s *searcher) chooseRanked(p int, off, n []int) {
 		if s.beyond(s.bound(p)) {
 			return // the rest are slower
 		}
-		if s.isBad(i) || s.deadAhead(p, n) {
+		if s.isBad(i) || s.deadAhead(p, n) || s.sharedOver(p) {
 			continue
 		}
 		s.choose(p+1, off, n)

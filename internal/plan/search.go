@@ -149,13 +149,19 @@ type searcher struct {
 	accepted      memo[badKey, bool]
 	keyer         acceptsKeyer // req.Est, when it is one
 
-	// bad remembers the module sizes validate refused by a rule that
-	// reads nothing else (learned.go); colocatedBad the colocated
-	// placement refused as a whole.
-	bad          map[badKey]bool
-	badPair      map[pairKey]bool
-	colocatedBad bool
-	dead         memo[deadKey, bool]
+	// The nogoods (nogood.go): bad remembers the module sizes validate
+	// refused by a rule that reads nothing else that varies, badPair an
+	// encoder's lanes beside the language module's, modeBad a placement
+	// mode refused as a whole; kinds what each rule teaches.
+	bad     map[badKey]bool
+	badPair map[pairKey]bool
+	modeBad [2]bool // every non-colocated [0] or colocated [1] placement is refused
+	kinds   map[kindKey]learnt
+	// least memoizes leastBytes (NaN: no model, or nothing fits); shared
+	// is sharedOver's buffer.
+	least  map[[2]int]float64
+	shared []float64
+	dead   memo[deadKey, bool]
 
 	// lbs memoizes lbFull by module and number of ranks (NaN: not yet);
 	// nmin is each module's fewest ranks within a band (bestfirst.go).
@@ -191,7 +197,7 @@ func Search(req *Request) (*Result, error) {
 		}
 		model = steptime.New(req.HW, job)
 	}
-	s := &searcher{req: req, spec: spec, lang: -1, grids: validate.NewGrids(), bad: map[badKey]bool{}, badPair: map[pairKey]bool{}, divs: divCache{}}
+	s := &searcher{req: req, spec: spec, lang: -1, grids: validate.NewGrids(), bad: map[badKey]bool{}, badPair: map[pairKey]bool{}, kinds: map[kindKey]learnt{}, least: map[[2]int]float64{}, divs: divCache{}}
 	s.keyer, _ = req.Est.(acceptsKeyer)
 	s.job, s.time, s.fast = job, model, model.Fastest()
 	for i := range spec.Modules {

@@ -93,7 +93,7 @@ func TestMaxNodes(t *testing.T) {
 	spec, d := layout.ParseSpec("s.yaml", []byte(src))
 	require.Empty(t, d.Items)
 	for _, limit := range []int{1, 1000, 100_000} {
-		res, err := Search(&Request{Spec: spec, Options: Options{Layers: Layers}, Est: Model{}, HW: steptime.GPUs["H100"], Top: 1, MaxNodes: limit})
+		res, err := Search(&Request{Spec: spec, Est: Model{}, HW: steptime.GPUs["H100"], Top: 1, MaxNodes: limit})
 		require.NoError(t, err)
 		assert.True(t, res.Stopped, "limit %d", limit)
 		assert.LessOrEqual(t, res.Nodes, limit+judgeNodes, "limit %d", limit)

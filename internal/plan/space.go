@@ -6,6 +6,7 @@ package plan
 
 import (
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
 // Sizes are one module's parallel sizes. VPP 0 means none.
@@ -34,9 +35,6 @@ type Options struct {
 	// GTP opens gtp_remat and expt_gtp_remat where the spec leaves them
 	// out; otherwise they are 1.
 	GTP bool
-	// Layers returns a module's number of layers, for vpp (0: the module
-	// has no model, and vpp stays none).
-	Layers func(m *layout.Module) int
 }
 
 // divisors lists the divisors of n in increasing order.
@@ -108,10 +106,7 @@ func values(c divCache, m *layout.Module, field string, fixed int, open bool, n 
 func factorizations(c divCache, m *layout.Module, n int, opt Options, lanes func(dp, gtp int) bool, base bool) []Sizes {
 	var out []Sizes
 	maxTP := func(t int) bool { return m.MaxTP == 0 || t <= m.MaxTP }
-	layers := 0
-	if opt.Layers != nil {
-		layers = opt.Layers(m)
-	}
+	epOK := func(ep int) bool { return validate.ExpertParallelOK(m, ep) }
 	for _, tp := range values(c, m, "tp", m.TP, true, n, maxTP) {
 		for _, gtp := range values(c, m, "gtp_remat", m.GTPRemat, opt.GTP, n/tp, nil) {
 			for _, cp := range values(c, m, "cp", m.CP, true, n/(tp*gtp), nil) {
@@ -120,8 +115,8 @@ func factorizations(c divCache, m *layout.Module, n int, opt Options, lanes func
 					if m.Given("dp") && m.DP != dp || lanes != nil && !lanes(dp, gtp) {
 						continue
 					}
-					for _, vpp := range vppValues(m, pp, layers) {
-						for _, ep := range values(c, m, "ep", m.EP, true, n/pp, epOK(m)) {
+					for _, vpp := range vppValues(m, pp) {
+						for _, ep := range values(c, m, "ep", m.EP, true, n/pp, epOK) {
 							var ex [][2]int
 							if base {
 								if x, ok := firstExpert(c, m, n, pp, ep, opt); ok {
@@ -164,40 +159,12 @@ func firstExpert(c divCache, m *layout.Module, n, pp, ep int, opt Options) ([2]i
 	return [2]int{}, false
 }
 
-// epOK is the divisibility every ep meets: num_experts divisible by ep
-// (experts-not-divisible), and ep 1 for a model without experts
-// (ep-needs-experts, Megatron's "num_experts must be non None to use
-// expert model parallelism").
-func epOK(m *layout.Module) func(int) bool {
-	return func(ep int) bool {
-		switch {
-		case m.NumExperts > 0:
-			return m.NumExperts%ep == 0
-		case m.Model != nil:
-			return ep == 1
-		}
-		return true
+// vppValues are the vpp sizes of module m with pp stages: the spec's
+// when it gives one, else those validate's rules allow
+// (validate.VPPValues).
+func vppValues(m *layout.Module, pp int) []int {
+	if m.Given("vpp") {
+		return []int{max(m.VPP, 1)}
 	}
-}
-
-// vppValues: the number of virtual stages per pipeline rank, 1 (none, as
-// Megatron reads a vpp of 1) or a divisor above 1 of the layers each of
-// pp > 1 pipeline ranks holds (arguments.py: the layers of a stage split
-// evenly over its virtual stages, and the interleaved schedule needs
-// pp > 1); 1 alone for a module without a model.
-func vppValues(m *layout.Module, pp, layers int) []int {
-	if given, v := vppGiven(m); given {
-		return []int{v}
-	}
-	out := []int{1}
-	if pp < 2 || layers%pp != 0 {
-		return out
-	}
-	for v := 2; layers > 0 && v <= layers/pp; v++ {
-		if (layers/pp)%v != 0 {
-			continue
-		}
-		out = append(out, v)
-	}
-	return out
+	return validate.VPPValues(m, pp)
 }

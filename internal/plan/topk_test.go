@@ -21,18 +21,17 @@ func TestTopKEqualsHeadOfAll(t *testing.T) {
 		gtp        bool
 		est        Estimator
 		mem        float64
-		layers     func(*layout.Module) int
 	}
 	var cases []tcase
 	for _, tc := range bruteCases {
 		c := tcase{name: tc.name, spec: tc.spec, est: tc.est, mem: tc.mem, gtp: tc.gtp}
 		if tc.model {
-			c.est, c.layers = Model{}, Layers
+			c.est = Model{}
 		}
 		cases = append(cases, c)
 	}
 	cases = append(cases,
-		tcase{name: "three modules with models, 16 GPUs, 2 nodes", est: Model{}, layers: Layers,
+		tcase{name: "three modules with models, 16 GPUs, 2 nodes", est: Model{},
 			spec: "version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu_memory: 80GiB}\nbatch: {micro_batch_size: 1, global_batch_size: 64}\n" +
 				"modules:\n  - {name: vision, model: " + smallViT + "}\n  - {name: audio, model: " + smallViT + "}\n  - {name: language, model: " + smallLM + "}\n"},
 		tcase{name: "MoE with an encoder, 8 GPUs", est: toyEstimator{weights: 8e9}, mem: 6e9,
@@ -46,7 +45,7 @@ func TestTopKEqualsHeadOfAll(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/analytic=%v", tc.name, sel.Analytic), func(t *testing.T) {
 				spec, d := layout.ParseSpec("s.yaml", []byte(tc.spec))
 				require.False(t, d.HasErrors(), "%v", d.Items)
-				req := &Request{Spec: spec, Options: Options{GTP: tc.gtp, Layers: tc.layers}, Est: tc.est, HW: sel.HW, Time: sel.For(spec), GPUMemory: tc.mem}
+				req := &Request{Spec: spec, Options: Options{GTP: tc.gtp}, Est: tc.est, HW: sel.HW, Time: sel.For(spec), GPUMemory: tc.mem}
 				if tc.mem == 0 {
 					req.GPUMemory = float64(spec.GPUMemory)
 				}

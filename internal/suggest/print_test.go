@@ -22,7 +22,7 @@ func TestPrintJSONIsEncodingJSON(t *testing.T) {
 	} {
 		spec, d := layout.ParseSpec("s.yaml", []byte(src))
 		require.Empty(t, d.Items)
-		res, err := plan.Search(&plan.Request{Spec: spec, Options: plan.Options{Layers: plan.Layers}, Est: plan.Model{}, HW: steptime.GPUs["H100"],
+		res, err := plan.Search(&plan.Request{Spec: spec, Est: plan.Model{}, HW: steptime.GPUs["H100"],
 			GPUMemory: float64(spec.GPUMemory)})
 		require.NoError(t, err)
 		require.Equal(t, len(spec.Modules) == 1, len(res.Candidates) == 0, "candidates on two modules, misses on one")

@@ -74,7 +74,7 @@ func Run(stdout, stderr io.Writer, r Request) error {
 	if r.TargetVersion != nil {
 		spec.TargetVersion = *r.TargetVersion
 	}
-	req := &plan.Request{Spec: spec, Options: plan.Options{GTP: r.GTP, Layers: plan.Layers}, Est: plan.Model{}, HW: r.Step.HW, Time: r.Step.For(spec),
+	req := &plan.Request{Spec: spec, Options: plan.Options{GTP: r.GTP}, Est: plan.Model{}, HW: r.Step.HW, Time: r.Step.For(spec),
 		GPUMemory: float64(spec.GPUMemory), Margin: r.margin(float64(spec.GPUMemory)), Top: r.Top, MaxNodes: r.MaxNodes}
 	if err := writeUnprunable(stderr, spec, maxNodes(r.MaxNodes)); err != nil {
 		return err

@@ -57,7 +57,7 @@ func TestReadSpecProbed(t *testing.T) {
 	assert.Equal(t, "mimoplan: planning for this node (NVML): 4 x "+h100+"; cluster: {nodes: 1, gpus_per_node: 4, gpu_memory: 81559MiB}\n"+
 		path+":3:36: note: this node's cluster.gpus_per_node 4 replaces the spec's 8\n", w.String())
 	assert.Equal(t, 4, spec.WorldSize)
-	res, err := plan.Search(&plan.Request{Spec: spec, Options: plan.Options{Layers: plan.Layers}, Est: plan.Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory)})
+	res, err := plan.Search(&plan.Request{Spec: spec, Est: plan.Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory)})
 	require.NoError(t, err)
 	require.NotEmpty(t, res.Candidates)
 	for i := range res.Candidates {
@@ -88,7 +88,7 @@ func TestReadSpecProbedWithoutCluster(t *testing.T) {
 	spec, err := ReadSpec(&w, "s.yaml", data, node(snapshot(2, h100, 80<<30)))
 	require.NoError(t, err)
 	assert.Equal(t, "mimoplan: planning for this node (NVML): 2 x "+h100+"; cluster: {nodes: 1, gpus_per_node: 2, gpu_memory: 80GiB}\n", w.String())
-	res, err := plan.Search(&plan.Request{Spec: spec, Options: plan.Options{Layers: plan.Layers}, Est: plan.Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory), Top: 1})
+	res, err := plan.Search(&plan.Request{Spec: spec, Est: plan.Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory), Top: 1})
 	require.NoError(t, err)
 	require.NotEmpty(t, res.Candidates)
 	var out bytes.Buffer

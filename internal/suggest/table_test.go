@@ -17,7 +17,7 @@ func searchSpec(t *testing.T, src string, margin float64) *plan.Result {
 	t.Helper()
 	spec, d := layout.ParseSpec("s.yaml", []byte(src))
 	require.False(t, d.HasErrors(), "%v", d.Items)
-	res, err := plan.Search(&plan.Request{Spec: spec, Options: plan.Options{Layers: plan.Layers}, Est: plan.Model{}, Time: steptime.Select{Dev: steptime.Devices["H100"]}.For(spec),
+	res, err := plan.Search(&plan.Request{Spec: spec, Est: plan.Model{}, Time: steptime.Select{Dev: steptime.Devices["H100"]}.For(spec),
 		GPUMemory: float64(spec.GPUMemory), Margin: margin, Top: 3})
 	require.NoError(t, err)
 	return res

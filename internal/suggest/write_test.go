@@ -24,7 +24,7 @@ func TestEveryCandidateWrittenValidates(t *testing.T) {
 		require.NoError(t, err)
 		spec, d := layout.ParseSpec(path, data)
 		require.Empty(t, d.Items)
-		res, err := plan.Search(&plan.Request{Spec: spec, Options: plan.Options{Layers: plan.Layers}, Est: plan.Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory), Top: top})
+		res, err := plan.Search(&plan.Request{Spec: spec, Est: plan.Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory), Top: top})
 		require.NoError(t, err)
 		require.NotEmpty(t, res.Candidates, name)
 		for i := range res.Candidates {

@@ -67,7 +67,7 @@ func (c *checker) laneBatch(lang int) {
 	if gbs == 0 {
 		return
 	}
-	if gbs%step != 0 {
+	if !wholeSteps(gbs, step) {
 		c.d.Add(diag.RuleGlobalBatchNotDivisible, c.l.Pos("batch.global_batch_size"), "",
 			fmt.Sprintf("make global_batch_size a multiple of %d (%s)", step, multiples(step, gbs)),
 			"global_batch_size %d is not a whole number of micro-batch steps of %d samples (micro_batch_size %d x %d language lanes)",

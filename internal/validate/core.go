@@ -96,7 +96,7 @@ func (c *checker) divisibility(m *layout.Module) *grid.Module {
 			m.NumRanks, m.ExptTP, m.EP, m.ExptGTPRemat, m.PP, expert)
 		sound = false
 	}
-	if m.NumExperts > 0 && m.NumExperts%m.EP != 0 {
+	if m.NumExperts > 0 && !expertsDivide(m.NumExperts, m.EP) {
 		c.d.Add(diag.RuleExpertsNotDivisible, m.Pos("num_experts"), m.Name,
 			fmt.Sprintf("each expert-parallel rank holds num_experts/ep experts: make num_experts a multiple of %d", m.EP),
 			"num_experts %d is not divisible by ep %d", m.NumExperts, m.EP)

@@ -88,8 +88,8 @@ func (c *checker) training(i int) model.Training {
 	switch lang := c.sizedLanguage(); {
 	case c.l.Target == layout.TargetMegatronBridge:
 		// micro_batch_size is the global MIMO micro-batch.
-		if b.MicroBatchSize%m.DP == 0 {
-			t.MicroBatchSize = b.MicroBatchSize / m.DP
+		if mb, ok := MicroBatch(c.l, c.lm(i), m.DP, 0); ok {
+			t.MicroBatchSize = mb
 		}
 		if g := b.GlobalBatchSize; g > 0 && g%b.MicroBatchSize == 0 {
 			t.NumMicrobatches = g / b.MicroBatchSize
@@ -98,8 +98,8 @@ func (c *checker) training(i int) model.Training {
 		// micro_batch_size is per language data lane; an encoder splits
 		// each step's samples over its dp.
 		step := b.MicroBatchSize * lanes(c.sized[lang])
-		if m.Name != grid.LanguageModule && step%m.DP == 0 {
-			t.MicroBatchSize = step / m.DP
+		if mb, ok := MicroBatch(c.l, c.lm(i), m.DP, lanes(c.sized[lang])); ok {
+			t.MicroBatchSize = mb
 		}
 		if g := b.GlobalBatchSize; g > 0 && g%step == 0 {
 			t.NumMicrobatches = g / step
@@ -159,6 +159,18 @@ func (c *checker) modelPos(lm *layout.Module, key string) diag.Pos {
 	return lm.Pos("model")
 }
 
+// SharedBytes is what modules on one span need per GPU together, from
+// each one's total: their sum with one CUDA context, since one process
+// runs them all. CheckMemory compares it with the limit; suggest prunes
+// colocated candidates with it, from lower bounds of each.
+func SharedBytes(each ...float64) float64 {
+	total := -float64(len(each)-1) * model.CUDAContextBytes
+	for _, b := range each {
+		total += b
+	}
+	return total
+}
+
 // CheckMemory reports gpu-memory-short for every estimated module whose
 // total exceeds limit bytes, once per module; what names the limit.
 func CheckMemory(r *Result, limit int64, what string) {
@@ -177,10 +189,11 @@ func CheckMemory(r *Result, limit int64, what string) {
 	}
 	for _, s := range order {
 		idx := groups[s]
-		total := -float64(len(idx)-1) * model.CUDAContextBytes
-		for _, i := range idx {
-			total += r.Estimates[i].Estimate.TotalBytes()
+		each := make([]float64, len(idx))
+		for k, i := range idx {
+			each[k] = r.Estimates[i].Estimate.TotalBytes()
 		}
+		total := SharedBytes(each...)
 		me := &r.Estimates[idx[0]]
 		if total <= float64(limit) || r.shortModules[me.Name] {
 			continue
