@@ -94,7 +94,13 @@ func (s *searcher) judge(step, sum float64) bool {
 		if s.req.GPUMemory > 0 {
 			t.HeadroomBytes = s.req.GPUMemory - t.MemoryBytes
 			if t.HeadroomBytes < s.req.Margin {
-				// Valid, but inside the headroom kept: a miss.
+				// Valid, but inside the headroom kept: a miss. The language
+				// module's memory reads only its own sizes (as validate's
+				// gpu-memory-short, learned.go), so its sizes are refused
+				// for every other placement too.
+				if e.Index == s.lang && s.atBase() {
+					s.markBad(s.lang)
+				}
 				if len(s.kept) == 0 {
 					s.miss(slices.Clone(s.cur), s.req.Margin-t.HeadroomBytes, s.overText(t.Name, "", t.MemoryBytes))
 				}

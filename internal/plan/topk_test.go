@@ -39,16 +39,23 @@ func TestTopKEqualsHeadOfAll(t *testing.T) {
 				"  - name: vision\n  - name: language\n    num_experts: 4\n"})
 	// Each case under the analytic and the calibrated step-time model: the
 	// bounds are exact for any model that passes steptimetest.
-	models := []steptime.Select{{Analytic: true, HW: steptime.GPUs["H100"]}, {Dev: steptime.Devices["H100"]}}
+	// The calibrated model also with a headroom kept (--headroom), whose
+	// refusals of the language module's sizes the search learns.
+	models := []struct {
+		sel    steptime.Select
+		margin float64
+	}{{steptime.Select{Analytic: true, HW: steptime.GPUs["H100"]}, 0}, {steptime.Select{Dev: steptime.Devices["H100"]}, 0}, {steptime.Select{Dev: steptime.Devices["H100"]}, 0.1}}
 	for _, tc := range cases {
-		for _, sel := range models {
-			t.Run(fmt.Sprintf("%s/analytic=%v", tc.name, sel.Analytic), func(t *testing.T) {
+		for _, mc := range models {
+			sel := mc.sel
+			t.Run(fmt.Sprintf("%s/analytic=%v/margin=%g", tc.name, sel.Analytic, mc.margin), func(t *testing.T) {
 				spec, d := layout.ParseSpec("s.yaml", []byte(tc.spec))
 				require.False(t, d.HasErrors(), "%v", d.Items)
 				req := &Request{Spec: spec, Options: Options{GTP: tc.gtp}, Est: tc.est, HW: sel.HW, Time: sel.For(spec), GPUMemory: tc.mem}
 				if tc.mem == 0 {
 					req.GPUMemory = float64(spec.GPUMemory)
 				}
+				req.Margin = mc.margin * req.GPUMemory
 				all, err := Search(req)
 				require.NoError(t, err)
 				all.Candidates = foldExperts(spec, req.Est, all.Candidates)
