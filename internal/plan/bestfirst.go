@@ -92,7 +92,7 @@ func (s *searcher) bestFirst() {
 			b, sum := s.placeBound(&p)
 			if b > hi {
 				if !math.IsInf(b, 1) {
-					p.bound = b
+					p.bound = b // Invariant 7: it waits, never lost
 					deferred = append(deferred, p)
 				}
 				continue

@@ -14,7 +14,7 @@ import (
 // at most the term the search computes for that factorization, so the
 // bound never exceeds a candidate's time (steptime.Model's inequalities
 // 4, 5 and 7); +Inf when nothing can fit.
-func (s *searcher) lbFull(i, n int) float64 {
+func (s *searcher) lbFull(i, n int) float64 { // Invariant 5
 	if s.lbs == nil {
 		s.lbs = make([][]float64, len(s.spec.Modules))
 	}
@@ -36,7 +36,7 @@ func (s *searcher) lbFull(i, n int) float64 {
 // bandwidth the placement gives it (docs/suggest.md). The language
 // module's time depends on nothing else, so for it the bound is its best
 // time in the placement.
-func (s *searcher) lbAt(i, off, n int) float64 {
+func (s *searcher) lbAt(i, off, n int) float64 { // Invariant 5
 	key := [3]int{i, s.time.OffsetClass(off), n} // inequality 6 of steptime.Model
 	if v, ok := s.lbAts.get(key); ok {
 		return v

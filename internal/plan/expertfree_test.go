@@ -13,7 +13,7 @@ import (
 )
 
 // TestExpertFree holds Model.ExpertFree to what the search assumes of it
-// (judge.go): on every preset it calls expert-free, the expert sizes
+// (candidate.go): on every preset it calls expert-free, the expert sizes
 // change neither Memory nor Accepts nor the step-time model.
 func TestExpertFree(t *testing.T) {
 	spec, d := layout.ParseSpec("spec.yaml", []byte("version: 1\nworld_size: 64\nbatch: {micro_batch_size: 2, global_batch_size: 64}\n"+

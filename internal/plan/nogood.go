@@ -70,7 +70,7 @@ type kindKey struct {
 // kindOf classifies rule's refusals of a module (language: the language
 // module; named: the diagnostic names one) in a placement of the given
 // mode; expert reports whether the rule reads expert sizes, which the
-// expert-free modules' candidates differ in (judge.go).
+// expert-free modules' candidates differ in (candidate.go).
 func kindOf(target string, k kindKey) (kind nogoodKind, expert bool) {
 	own, lang := map[string]bool{}, map[string]bool{}
 	mode := false
@@ -149,7 +149,7 @@ func (s *searcher) deadKey(i, n int) deadKey {
 	return deadKey{i, n, s.colocated, l.DP, l.DP * l.GTPRemat}
 }
 
-func (s *searcher) markDead(i, n int) {
+func (s *searcher) markDead(i, n int) { // Invariant 3
 	s.dead.put(s.deadKey(i, n), true, 1)
 }
 
@@ -177,10 +177,10 @@ type badKey struct {
 // learn records what the diagnostics of a refused candidate (the current
 // choice, with the first expert sizes of its expert-free modules) teach
 // about its modules' sizes. A module's search entry stands for all the
-// expert sizes of an expert-free module (judge.go), so a rule that reads
+// expert sizes of an expert-free module (candidate.go), so a rule that reads
 // them teaches nothing about such a module: whatever is learned holds for
 // the candidate's other expert sizes too.
-func (s *searcher) learn(d *diag.List) {
+func (s *searcher) learn(d *diag.List) { // Invariant 3
 	for _, x := range d.Items {
 		if x.Severity != diag.Error || s.lang < 0 && x.Module == "" {
 			continue
@@ -242,7 +242,7 @@ func (s *searcher) markBad(i int) {
 		// lbFull leaves out what is refused. Recomputed now, so that a
 		// known bound never falls (bestFirst's bands rely on it).
 		s.lbs[i][c.NumRanks] = math.NaN()
-		s.lbFull(i, c.NumRanks)
+		s.lbFull(i, c.NumRanks) // Invariant 7
 	}
 }
 

@@ -6,7 +6,7 @@ package plan
 // Non-colocated placements are visited in two passes, those whose compute
 // alone is near the least possible first, so that the score bound is
 // tight before the rest are visited.
-func (s *searcher) placements() {
+func (s *searcher) placements() { // Invariant 1
 	spec, w, k := s.spec, s.spec.WorldSize, len(s.spec.Modules)
 	n := make([]int, k)
 	off := make([]int, k)

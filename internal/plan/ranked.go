@@ -39,7 +39,7 @@ func (s *searcher) chooseRanked(p int, off, n []int) {
 		s.cur[i] = Choice{Name: m.Name, RankOffset: off[i], NumRanks: n[i], Sizes: e.z}
 		s.times[i] = r.times[k]
 		if s.beyond(s.bound(p)) {
-			return // the rest are slower
+			return // the rest are slower: Invariant 8
 		}
 		if s.isBad(i) || s.deadAhead(p, n) || s.sharedOver(p) {
 			continue

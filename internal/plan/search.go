@@ -26,7 +26,7 @@ type Estimator interface {
 	// ExpertFree reports whether m's expert sizes (expt_tp,
 	// expt_gtp_remat) change nothing Shape, Memory and Accepts report,
 	// nor the step-time model: a model without experts. The search then
-	// visits them last, for each candidate (judge.go).
+	// visits them last, for each candidate (candidate.go).
 	ExpertFree(spec *layout.Layout, m *layout.Module) bool
 }
 
@@ -124,7 +124,7 @@ type searcher struct {
 	shapes     []steptime.Shape
 	colocated  bool // the placement being searched is colocated
 	// free marks the modules whose expert sizes the search leaves to
-	// judge.go (Estimator.ExpertFree).
+	// candidate.go (Estimator.ExpertFree).
 	free []bool
 	divs divCache
 	took bool // the last candidate judged was valid
@@ -271,7 +271,7 @@ func (s *searcher) limit() int {
 // beyond reports whether every candidate whose step time is at least step
 // and whose sum of module times is at least sum ranks after the worst kept
 // one by the first two keys of less, so cannot enter the kept set.
-func (s *searcher) beyond(step, sum float64) bool {
+func (s *searcher) beyond(step, sum float64) bool { // Invariant 6
 	if s.req.Top == 0 || len(s.kept) < s.req.Top {
 		return false
 	}

@@ -1,7 +1,3 @@
-// Package plan searches the layouts a suggest spec allows (docs/suggest.md):
-// every placement of the modules on the cluster times every factorization
-// of each module's ranks, pruned only by conditions every valid layout
-// meets, each survivor checked by validate. It does no I/O.
 package plan
 
 import (
@@ -103,7 +99,7 @@ func values(c divCache, m *layout.Module, field string, fixed int, open bool, n 
 // decides. lanes, when not nil, leaves out the dp and gtp_remat it refuses
 // before the expert sizes are listed; base keeps only the first expert
 // sizes of each (expertSizes lists the others).
-func factorizations(c divCache, m *layout.Module, n int, opt Options, lanes func(dp, gtp int) bool, base bool) []Sizes {
+func factorizations(c divCache, m *layout.Module, n int, opt Options, lanes func(dp, gtp int) bool, base bool) []Sizes { // Invariant 1
 	var out []Sizes
 	maxTP := func(t int) bool { return m.MaxTP == 0 || t <= m.MaxTP }
 	epOK := func(ep int) bool { return validate.ExpertParallelOK(m, ep) }

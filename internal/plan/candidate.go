@@ -25,7 +25,7 @@ func (s *searcher) candidate() {
 // it. With Top, the first one validate accepts is the layout's only
 // candidate: the others differ from it in sizes that change nothing but
 // the expert groups of a model without experts.
-func (s *searcher) experts(i int, step, sum float64) bool {
+func (s *searcher) experts(i int, step, sum float64) bool { // Invariant 9
 	for i < len(s.cur) && !s.free[i] {
 		i++
 	}
@@ -65,7 +65,7 @@ func (s *searcher) judge(step, sum float64) bool {
 		return false
 	}
 	l := s.layout()
-	res := validate.CheckWith(l, &diag.List{File: s.spec.File}, s.grids)
+	res := validate.CheckWith(l, &diag.List{File: s.spec.File}, s.grids) // Invariant 4
 	s.res.Checked++
 	errs, warns := res.Diags.Count()
 	if errs > 0 {

@@ -11,7 +11,7 @@ import (
 // order is total. Warnings are not a key: the step-time model prices the
 // locality that group-crosses-node reports (docs/suggest.md), and every
 // key is known before validate runs, so that a tie is decided without it.
-func less(a, b *Candidate) bool {
+func less(a, b *Candidate) bool { // Invariant 10
 	if a.Score.StepSeconds != b.Score.StepSeconds {
 		return a.Score.StepSeconds < b.Score.StepSeconds
 	}

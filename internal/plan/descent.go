@@ -39,9 +39,9 @@ func (s *searcher) choose(p int, off, n []int) {
 		s.times[i] = ModuleTime{Parts: steptime.Parts{Total: e.lbTime}}
 		if s.beyond(s.bound(p)) {
 			whole = false
-			break
+			break // Invariant 8
 		}
-		if e.over > 0 {
+		if e.over > 0 { // Invariant 2
 			if len(s.kept) > 0 || e.missed {
 				continue // misses matter only while nothing fits, and say the same each time
 			}
@@ -49,11 +49,11 @@ func (s *searcher) choose(p int, off, n []int) {
 			s.miss([]Choice{*c}, e.over, s.overText(m.Name, "at least ", e.mem))
 			continue
 		}
-		if s.isBad(i) {
+		if s.isBad(i) { // Invariant 3
 			continue
 		}
 		alive = true
-		if s.sharedOver(p) {
+		if s.sharedOver(p) { // Invariant 2
 			continue
 		}
 		s.times[i] = s.timeOf(s.time, i, c, s.microbatches(i), e.params)
@@ -176,7 +176,7 @@ func (s *searcher) prepare(i, n int, e *entry) {
 	m := &s.spec.Modules[i]
 	c := Choice{Name: m.Name, NumRanks: n, Sizes: e.z}
 	e.ready = true
-	e.ok = s.accepts(i, &c)
+	e.ok = s.accepts(i, &c) // Invariant 2
 	if !e.ok {
 		return
 	}
