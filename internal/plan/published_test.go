@@ -62,7 +62,11 @@ func searchPublished(t *testing.T, f *testutil.Calibration, r testutil.CalRow) p
 	if len(fixed.Candidates) > 0 {
 		o.accepted, o.step = true, fixed.Candidates[0].Score.StepSeconds
 	} else if len(fixed.Misses) > 0 {
-		o.blocks = strings.Join(fixed.Misses[0].Blocks, "; ")
+		var ids []string
+		for _, b := range fixed.Misses[0].Blocks {
+			ids = append(ids, blockID(b))
+		}
+		o.blocks = strings.Join(ids, "; ")
 	}
 	open := run(true, 5)
 	if len(open.Candidates) > 0 {
@@ -109,4 +113,17 @@ func TestPublishedLayoutsRanked(t *testing.T) {
 		t.Errorf("accepted %d (held at >= 26), agreeing %d (held at >= 20)", accepted, agree)
 	}
 	testutil.CheckDocTable(t, "docs/calibration.md", "published layouts", table)
+}
+
+// blockID is what blocks a layout, without the figures other issues'
+// models put in the message (so that the doc table moves only when the
+// verdict does): validate's rule and module, or the memory bound.
+func blockID(b string) string {
+	if i := strings.Index(b, ":"); i > 0 && strings.Contains(b[:i], " (") {
+		return b[:i]
+	}
+	if strings.Contains(b, " needs ") && strings.Contains(b, "gpu_memory") {
+		return "memory (lower bound over gpu_memory)"
+	}
+	return b
 }
