@@ -96,22 +96,27 @@ func (o Options) Check() error {
 }
 
 // Emit writes preflight.py, the plan JSON and extra (a scheduler's plan)
-// into dir, creating it: together or not at all, each atomically
-// (atomicfile: no half file after a kill, no write through a symbolic
-// link, into a FIFO or over a read-only file).
+// into dir, creating it; see EmitWith.
 func Emit(dir string, plan []byte, extra ...atomicfile.File) error {
 	if !json.Valid(plan) {
 		return errors.New("preflight: the plan is not valid JSON")
 	}
+	return EmitWith(dir, func(w io.Writer) error { _, err := w.Write(plan); return err }, extra...)
+}
+
+// EmitWith writes preflight.py, the plan JSON that writePlan writes
+// (streamed into the file: at 2,097,152 ranks it is 356 MB, which a
+// buffer held in memory twice over) and extra into dir, creating it:
+// together or not at all, each atomically (atomicfile: no half file after
+// a kill, no write through a symbolic link, into a FIFO or over a
+// read-only file).
+func EmitWith(dir string, writePlan func(io.Writer) error, extra ...atomicfile.File) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	bytesOf := func(b []byte) func(io.Writer) error {
-		return func(w io.Writer) error { _, err := w.Write(b); return err }
-	}
 	files := append([]atomicfile.File{
-		{Path: filepath.Join(dir, PayloadFile), Mode: 0o644, Write: bytesOf(Payload)},
-		{Path: filepath.Join(dir, PlanFile), Mode: 0o644, Write: bytesOf(plan)},
+		{Path: filepath.Join(dir, PayloadFile), Mode: 0o644, Write: func(w io.Writer) error { _, err := w.Write(Payload); return err }},
+		{Path: filepath.Join(dir, PlanFile), Mode: 0o644, Write: writePlan},
 	}, extra...)
 	return atomicfile.WriteFiles(files...)
 }

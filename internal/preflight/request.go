@@ -1,7 +1,6 @@
 package preflight
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -114,10 +113,6 @@ func Execute(ctx context.Context, stdout, stderr io.Writer, t *topo.Topology, wa
 			return exitcode.Usagef("--run: %v", err)
 		}
 	}
-	var plan bytes.Buffer
-	if err := r.WritePlan(&plan); err != nil {
-		return fmt.Errorf("render: %w", err)
-	}
 	dir := r.Emit
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "mimoplan-preflight-")
@@ -129,7 +124,7 @@ func Execute(ctx context.Context, stdout, stderr io.Writer, t *topo.Topology, wa
 	}
 	o.Dir = dir
 	if r.Format != "lines" {
-		return emitPlan(stdout, stderr, t, lo, o, r.Format, r.Image, plan.Bytes())
+		return emitPlan(stdout, stderr, t, lo, o, r.Format, r.Image, r.WritePlan)
 	}
 	// The lines first: a host problem must not leave files behind.
 	nodes, diags, err := Nodes(t, lo, o)
@@ -142,7 +137,7 @@ func Execute(ctx context.Context, stdout, stderr io.Writer, t *topo.Topology, wa
 	if err != nil {
 		return exitcode.Usagef("%v", err)
 	}
-	if err := Emit(dir, plan.Bytes()); err != nil {
+	if err := EmitWith(dir, r.WritePlan); err != nil {
 		return fmt.Errorf("emit: %w", err)
 	}
 	if !r.Run {
