@@ -3,9 +3,11 @@ package importer
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -479,4 +481,64 @@ func TestTopologyTraining(t *testing.T) {
 	_, res, err := l.Check("imported.yaml")
 	require.NoError(t, err)
 	assert.False(t, res.Valid(false))
+}
+
+// linesReader streams n lines of text, each appended by line to a reused
+// buffer as it is read: the reader itself allocates nothing per line.
+type linesReader struct {
+	n    int
+	line func(dst []byte, i int) []byte
+	buf  []byte
+	rest []byte
+}
+
+func (r *linesReader) Read(p []byte) (int, error) {
+	for len(r.rest) == 0 {
+		if r.n == 0 {
+			return 0, io.EOF
+		}
+		r.n--
+		r.buf = r.line(r.buf[:0], r.n)
+		r.rest = r.buf
+	}
+	k := copy(p, r.rest)
+	r.rest = r.rest[k:]
+	return k, nil
+}
+
+// import bridge-env --from-script on a 175 MB script took 1.12 GB (every
+// variable of the script kept): it keeps only the MIMO_* ones, skips the
+// other lines unparsed, and refuses a topology here-document larger than
+// launch-plan writes.
+func TestBridgeSourceBounded(t *testing.T) {
+	mimo := "export MIMO_LLM_TP=2 MIMO_LLM_PP=1 MIMO_LLM_DP=2 MIMO_LLM_OFFSET=0\n"
+	pad := strings.Repeat("x", 40)
+	r := &linesReader{n: 1_000_000, line: func(dst []byte, i int) []byte {
+		if i == 500_000 {
+			return append(dst, mimo...)
+		}
+		dst = strconv.AppendInt(append(dst, "export VAR_"...), int64(i), 10)
+		return append(append(append(dst, '='), pad...), '\n')
+	}}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	env, topology, err := readScript(r, "MIMO_")
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	assert.Nil(t, topology)
+	assert.Equal(t, map[string]string{"MIMO_LLM_TP": "2", "MIMO_LLM_PP": "1", "MIMO_LLM_DP": "2", "MIMO_LLM_OFFSET": "0"}, env)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(8<<20), "a 58 MB script")
+
+	doc := &linesReader{n: 1_000_002, line: func(dst []byte, i int) []byte {
+		switch i {
+		case 1_000_001:
+			return append(dst, "cat >t.json <<'"+topologyHeredoc+"'\n"...)
+		case 0:
+			return append(dst, topologyHeredoc+"\n"...)
+		}
+		return append(append(dst, pad...), '\n')
+	}}
+	_, _, err = readScript(doc, "MIMO_")
+	assert.ErrorContains(t, err, "here-document is larger than")
 }

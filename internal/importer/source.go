@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/megatron"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
@@ -21,7 +22,7 @@ func BridgeSource(path string, environ []string) (*Layout, error) {
 		}
 		defer f.Close()
 		var topology []byte
-		if env, topology, err = readScript(f); err != nil {
+		if env, topology, err = readScript(f, megatron.BridgeEnvPrefix); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		if topology != nil {
