@@ -63,9 +63,9 @@ func (s *searcher) bestFirst() {
 		}
 		s.setNmin(hi)
 		permute(idx, 0, func(perm []int) {
-			s.walk(perm, 0, 0, 0, lo, hi, off, n, func(float64) {
+			s.tiles(s.bandTiling(perm, lo, hi, off, n, func() {
 				band = append(band, place{off: slices.Clone(off), n: slices.Clone(n), ordinal: len(band)})
-			})
+			}), 0, 0)
 		})
 		// Each placement by the bounds of its modules at their offsets;
 		// those above the band wait for a later one.
@@ -154,47 +154,32 @@ func (s *searcher) lbKnown(i, n int) float64 {
 	return s.time.Compute(&s.shapes[i], n)
 }
 
-// walk enumerates the spans of perm[p:] from rank at, as tile does, and
-// calls visit with the bound of each complete placement in (lo, hi].
-func (s *searcher) walk(perm []int, p, at int, b, lo, hi float64, off, n []int, visit func(float64)) {
-	w, k := s.spec.WorldSize, len(perm)
-	i := perm[p]
-	// Each module needs at least nmin ranks for its compute to stay
-	// within hi.
-	rest := 0
-	for _, j := range perm[p+1:] {
-		rest += s.nmin[j]
-	}
-	first, last := s.nmin[i], w-at-rest
-	if p == k-1 {
-		first = max(first, w-at)
-	}
-	for size := first; size <= last; size++ {
-		if !s.spanAllowed(i, at, size) {
-			continue
-		}
-		if !s.visit() {
-			return
-		}
-		// lbFull where compute alone is already half the band: there it
-		// decides; elsewhere it is asked only of the placements visited.
-		v := s.lbKnown(i, size)
-		if v > hi/2 {
-			v = s.lbFull(i, size)
-		}
-		bb := max(b, v)
-		if bb > hi {
-			continue
-		}
-		off[i], n[i] = at, size
-		if p < k-1 {
-			s.walk(perm, p+1, at+size, bb, lo, hi, off, n, visit)
-			continue
-		}
-		if bb > lo {
-			visit(bb)
-		}
-	}
+// bandTiling is the tiling of a band: each module takes at least nmin
+// ranks, and visit is called at each tiling whose cheap bound (the
+// largest of its modules' lbKnown) falls in (lo, hi].
+func (s *searcher) bandTiling(perm []int, lo, hi float64, off, n []int, visit func()) *tiling {
+	bound := make([]float64, len(perm)) // the cheap bound of perm[:p+1]
+	return &tiling{perm: perm, off: off, n: n, least: func(i int) int { return s.nmin[i] },
+		enter: func(p, i, _, size int) bool {
+			// lbFull where compute alone is already half the band: there it
+			// decides; elsewhere it is asked only of the placements visited.
+			v := s.lbKnown(i, size)
+			if v > hi/2 {
+				v = s.lbFull(i, size)
+			}
+			prev := 0.0
+			if p > 0 {
+				prev = bound[p-1]
+			}
+			v = max(prev, v)
+			bound[p] = v
+			return v <= hi
+		},
+		leaf: func() {
+			if bound[len(perm)-1] > lo {
+				visit()
+			}
+		}}
 }
 
 // wholeSteps is validate.WholeSteps for the spec: the language module's

@@ -10,6 +10,13 @@ import (
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
+// choose is the descent: it gives module s.order[p] each of its
+// factorizations on its span in turn and goes on to the next module; past
+// the last, the candidate is judged. Until a candidate is kept the
+// factorizations come by lbTime, those over memory recorded as misses;
+// once one is kept, by their exact time beside the language module as
+// chosen (rank). Either way the first one past the threshold ends the
+// loop (Invariant 8).
 func (s *searcher) choose(p int, off, n []int) {
 	if !s.visit() {
 		return
@@ -19,29 +26,22 @@ func (s *searcher) choose(p int, off, n []int) {
 		return
 	}
 	i := s.order[p]
-	if len(s.kept) > 0 {
-		s.chooseRanked(p, off, n)
-		return
-	}
 	m := &s.spec.Modules[i]
-	f := s.fact(i, n[i])
-	s.listOK(i, n[i], f)
+	o := s.options(i, off[i], n[i])
 	// alive: some entry is neither over memory nor refused before, so the
 	// module is not dead beside the language module's current lanes.
 	alive, whole := false, true
-	for _, k := range f.ok {
-		e := &f.es[k]
+	for k := range o.len() {
+		e, t := o.at(k)
 		s.curE[i] = e
 		c := &s.cur[i]
 		*c = Choice{Name: m.Name, RankOffset: off[i], NumRanks: n[i], Sizes: e.z}
-		// Entries come cheapest first: once this module's own lower bound
-		// passes the threshold, so does every later entry's.
-		s.times[i] = ModuleTime{Parts: steptime.Parts{Total: e.lbTime}}
+		s.times[i] = t
 		if s.beyond(s.bound(p)) {
 			whole = false
 			break // Invariant 8
 		}
-		if e.over > 0 { // Invariant 2
+		if e.over > 0 { // Invariant 2; ranked lists hold none
 			if len(s.kept) > 0 || e.missed {
 				continue // misses matter only while nothing fits, and say the same each time
 			}
@@ -56,24 +56,61 @@ func (s *searcher) choose(p int, off, n []int) {
 		if s.sharedOver(p) { // Invariant 2
 			continue
 		}
-		s.times[i] = s.timeOf(s.time, i, c, s.microbatches(i), e.params)
-		if s.beyond(s.bound(p)) {
-			continue
+		if !o.exact() {
+			s.times[i] = s.timeOf(s.time, i, c, s.microbatches(i), e.params)
+			if s.beyond(s.bound(p)) {
+				continue
+			}
 		}
 		if s.deadAhead(p, n) {
 			continue
 		}
 		s.choose(p+1, off, n)
-		if s.anyBad(p) {
+		if s.anyBad(p) || s.stop {
 			return // a module chosen before this one is refused whatever this one is
 		}
-		if s.stop {
-			return
-		}
 	}
-	if whole && !alive && p > 0 && s.lang >= 0 {
+	// A ranked list leaves out what was refused when it was made: only an
+	// empty one says the module is dead.
+	if whole && !alive && p > 0 && s.lang >= 0 && (!o.exact() || o.len() == 0) {
 		s.markDead(i, n[i])
 	}
+}
+
+// options are a module's factorizations in the order the descent visits
+// them: by lbTime from its fact until a candidate is kept, then by their
+// exact time from rank.
+type options struct {
+	f *fact
+	r *ranked
+}
+
+func (s *searcher) options(i, off, n int) options {
+	if len(s.kept) > 0 {
+		return options{r: s.rank(i, off, n)}
+	}
+	f := s.fact(i, n)
+	s.listOK(i, n, f)
+	return options{f: f}
+}
+
+func (o options) exact() bool { return o.r != nil }
+
+func (o options) len() int {
+	if o.r != nil {
+		return len(o.r.es)
+	}
+	return len(o.f.ok)
+}
+
+// at is the k-th factorization with its time: the exact one when ranked,
+// else lbTime, a lower bound of it.
+func (o options) at(k int) (*entry, ModuleTime) {
+	if o.r != nil {
+		return o.r.es[k], o.r.times[k]
+	}
+	e := &o.f.es[o.f.ok[k]]
+	return e, ModuleTime{Parts: steptime.Parts{Total: e.lbTime}}
 }
 
 // entry is one factorization of a module's ranks with what the search

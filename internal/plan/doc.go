@@ -8,8 +8,10 @@
 //	search.go     Request, Result, Search: the searcher's state
 //	space.go      the candidate space: Sizes, Choice, factorizations
 //	placement.go  placements: colocated, then the tilings of the world
+//	tiling.go     the one iterator over the tilings (both of the above)
 //	bestfirst.go  --top: tilings by increasing bound, in bands
-//	descent.go    the descent: each module's factorization in turn
+//	descent.go    the descent (choose): each module's factorization in
+//	              turn, by lbTime, or by exact time once one is kept
 //	ranked.go     a module's factorizations by their exact time
 //	bound.go      the lower bounds of a module's time (lbFull, lbAt)
 //	candidate.go  a complete candidate: expert sizes, validate's verdict

@@ -46,50 +46,36 @@ func (s *searcher) placements() { // Invariant 1
 		idx[i] = i
 	}
 	for s.pass = 1; s.pass <= 2 && !s.stop; s.pass++ {
-		permute(idx, 0, func(perm []int) { s.tile(perm, 0, 0, off, n) })
+		permute(idx, 0, func(perm []int) { s.tiles(s.passTiling(perm, off, n), 0, 0) })
 		if total == 0 {
 			break // without FLOPs the first pass is every placement
 		}
 	}
 }
 
-// tile chooses the span of perm[p] starting at rank at.
-func (s *searcher) tile(perm []int, p, at int, off, n []int) {
-	w, k := s.spec.WorldSize, len(perm)
-	i := perm[p]
-	lo, hi := 1, w-at-(k-p-1)
-	if p == k-1 {
-		lo = w - at
-	}
-	for size := lo; size <= hi && !s.stop && !s.full; size++ {
-		if !s.spanAllowed(i, at, size) {
-			continue
-		}
-		if !s.visit() {
-			return
-		}
-		off[i], n[i] = at, size
-		// Compute alone is a lower bound of a module's time (steptime.Model's
-		// inequality 3).
-		c := s.time.Compute(&s.shapes[i], size)
-		if c > s.threshold() || s.pass == 1 && c > s.near {
-			continue
-		}
-		if p < k-1 {
-			s.tile(perm, p+1, at+size, off, n)
-			continue
-		}
-		if s.pass == 2 {
-			near := true
-			for j := range n {
-				near = near && s.time.Compute(&s.shapes[j], n[j]) <= s.near
+// passTiling is the tiling of one pass: a span whose compute alone is
+// past the threshold (or, in the first pass, past near) is skipped, and
+// the second pass leaves out the tilings the first one visited.
+func (s *searcher) passTiling(perm, off, n []int) *tiling {
+	return &tiling{perm: perm, off: off, n: n, least: oneRank,
+		enter: func(_, i, _, size int) bool {
+			// Compute alone is a lower bound of a module's time
+			// (steptime.Model's inequality 3; Invariant 5).
+			c := s.time.Compute(&s.shapes[i], size)
+			return c <= s.threshold() && !(s.pass == 1 && c > s.near)
+		},
+		leaf: func() {
+			if s.pass == 2 && s.near > 0 {
+				near := true
+				for j := range n {
+					near = near && s.time.Compute(&s.shapes[j], n[j]) <= s.near
+				}
+				if near {
+					return // the first pass did it
+				}
 			}
-			if near && s.near > 0 {
-				continue // the first pass did it
-			}
-		}
-		s.sizes(off, n)
-	}
+			s.sizes(off, n)
+		}}
 }
 
 // spanAllowed applies the spec's placement constraints.

@@ -5,8 +5,8 @@ import (
 	"slices"
 )
 
-// Once a candidate is kept, misses no longer matter and each module's
-// factorizations are visited by their exact time in the placement
+// Once a candidate is kept, misses no longer matter and the descent visits
+// each module's factorizations by their exact time in the placement
 // (ranked), so that the first past the threshold ends the loop.
 
 // rankKey is what a module's times depend on: its span and, for an
@@ -22,33 +22,6 @@ type rankKey struct {
 type ranked struct {
 	es    []*entry
 	times []ModuleTime
-}
-
-func (s *searcher) chooseRanked(p int, off, n []int) {
-	i := s.order[p]
-	r := s.rank(i, off[i], n[i])
-	if len(r.es) == 0 {
-		if p > 0 && s.lang >= 0 {
-			s.markDead(i, n[i])
-		}
-		return
-	}
-	m := &s.spec.Modules[i]
-	for k, e := range r.es {
-		s.curE[i] = e
-		s.cur[i] = Choice{Name: m.Name, RankOffset: off[i], NumRanks: n[i], Sizes: e.z}
-		s.times[i] = r.times[k]
-		if s.beyond(s.bound(p)) {
-			return // the rest are slower: Invariant 8
-		}
-		if s.isBad(i) || s.deadAhead(p, n) || s.sharedOver(p) {
-			continue
-		}
-		s.choose(p+1, off, n)
-		if s.anyBad(p) || s.stop {
-			return // a module chosen before this one is refused whatever this one is
-		}
-	}
 }
 
 // rank lists module i's factorizations on [off, off+n) by their time
