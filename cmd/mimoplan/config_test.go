@@ -1,15 +1,21 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mimoplan/mimoplan/internal/cmd/root"
+	"github.com/mimoplan/mimoplan/internal/cmdutil"
 	"github.com/mimoplan/mimoplan/internal/gpuprobe"
 )
 
@@ -222,4 +228,25 @@ func TestConfigHostsNotForK8s(t *testing.T) {
 	code, out, errOut := runIn(t, t.TempDir(), noProbe, "launch-plan", "--config", c, l, "--format", "sh", "--", "t.py")
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "node1", "sh plans take the file's hosts")
+}
+
+// Every flag is either one a working-directory config may set
+// (cmdutil.LocalFlags) or one listed here as what runs, where output
+// goes or what is read: a new flag must be put on one side.
+func TestConfigLocalFlagsClassified(t *testing.T) {
+	notLocal := []string{"entrypoint", "env", "image", "container-image", "container-mounts", "sbatch", "run", "out",
+		"emit", "topology-out", "hostfile", "hosts", "master-addr", "from-script", "probe", "measured", "no-layout-args",
+		"help", "config", "verbose", "version"}
+	f := &cmdutil.Factory{IOStreams: &cmdutil.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(fl *pflag.Flag) {
+			assert.True(t, slices.Contains(cmdutil.LocalFlags, fl.Name) != slices.Contains(notLocal, fl.Name),
+				"--%s of %s: in exactly one of cmdutil.LocalFlags and this test's notLocal", fl.Name, c.CommandPath())
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root.NewCmdRoot(f))
 }

@@ -56,7 +56,7 @@ var LocalFlags = []string{
 	"format", "strict", "target-version", "all-groups", "by", "full", "group", "limit", "module", "offset", "rank",
 	"top", "all", "gtp", "gpu", "peak-tflops", "efficiency", "nvlink-gbps", "network-gbps", "max-nodes", "progress",
 	"bytes", "iters", "timeout", "lazy-init", "name", "encoder", "omp-num-threads", "cpus-per-task", "cpu", "memory",
-	"shm-size", "rendezvous", "master-port", "runtime",
+	"shm-size", "rendezvous", "master-port", "runtime", "headroom", "step-model", "measured-run",
 }
 
 // sourceAnnotation marks a flag set by Apply, with where its value came
