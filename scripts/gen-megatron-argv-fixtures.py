@@ -96,6 +96,7 @@ OLD_FLAGS = [
 GTP = """version: 1
 name: gtp-vlm
 target: megatron-lm
+training: {use_distributed_optimizer: true}
 world_size: 16
 batch: {micro_batch_size: 2, global_batch_size: 24}
 modules:
@@ -105,12 +106,15 @@ modules:
 PIPELINE = """version: 1
 name: pp-moe-vlm
 target: megatron-lm
+training: {use_distributed_optimizer: true}
 world_size: 10
 batch: {micro_batch_size: 1}
 modules:
   - {name: vision, num_ranks: 2}
   - {name: language, num_ranks: 8, tp: 2, pp: 2, ep: 2, expt_tp: 2, num_experts: 8}
 """
+# Every megatron-lm layout states the distributed optimizer, without which
+# the MIMO example does not start (pretrain_mimo.py:66).
 # Every training key away from Megatron's default, in two layouts (the
 # launch writes only the keys that differ), both valid for mimoplan's
 # start-up rules (overlap_moe_expert_parallel_comm excludes full recompute
@@ -152,6 +156,7 @@ target: megatron-lm
 world_size: 8
 batch: {micro_batch_size: 2, global_batch_size: 16}
 training:
+  use_distributed_optimizer: true
   recompute_granularity: selective
   moe_token_dispatcher_type: flex
   overlap_moe_expert_parallel_comm: true

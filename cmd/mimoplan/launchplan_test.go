@@ -30,6 +30,7 @@ batch: {micro_batch_size: 1, global_batch_size: 8}
 modules:
   - {name: vision, num_ranks: 4, tp: 2}
   - {name: language, num_ranks: 4, tp: 2, ep: 4}
+training: {use_distributed_optimizer: true}
 `
 
 func writeFile(t *testing.T, name, src string) string {
@@ -224,14 +225,14 @@ func TestLaunchPlanJSON(t *testing.T) {
 	require.Len(t, plan.Nodes, 1)
 	assert.Equal(t, strings.Fields("torchrun --nnodes=1 --nproc-per-node=8 --node-rank=0 --master-addr=localhost --master-port=6000 "+
 		"examples/mimo/pretrain_mimo.py --mimo-encoder-tp 2 --mimo-encoder-dp 2 --mimo-llm-offset 4 --mimo-llm-tp 2 --mimo-llm-cp 1 "+
-		"--mimo-llm-pp 1 --mimo-llm-dp 2 --mimo-llm-ep 4 --mimo-llm-expt-tp 1 --micro-batch-size 1 --global-batch-size 8"), plan.Nodes[0].Command)
+		"--mimo-llm-pp 1 --mimo-llm-dp 2 --mimo-llm-ep 4 --mimo-llm-expt-tp 1 --micro-batch-size 1 --global-batch-size 8 --use-distributed-optimizer"), plan.Nodes[0].Command)
 	assert.Equal(t, map[string]string{"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "OMP_NUM_THREADS": "8", "NCCL_DEBUG": "INFO"}, plan.Env)
 
 	// --target-version, also from the environment, gives the names of
 	// that version: the plain ones before PR #6894.
 	wantPlain := strings.Fields("torchrun --nnodes=1 --nproc-per-node=8 --node-rank=0 --master-addr=localhost --master-port=29500 " +
 		"examples/mimo/pretrain_mimo.py --encoder-tp 2 --encoder-dp 2 --llm-offset 4 --llm-tp 2 --llm-cp 1 " +
-		"--llm-pp 1 --llm-dp 2 --llm-ep 4 --llm-expt-tp 1 --micro-batch-size 1 --global-batch-size 8")
+		"--llm-pp 1 --llm-dp 2 --llm-ep 4 --llm-expt-tp 1 --micro-batch-size 1 --global-batch-size 8 --use-distributed-optimizer")
 	for _, env := range []string{"", "2026-08-22"} {
 		t.Setenv("MIMOPLAN_TARGET_VERSION", env)
 		args := []string{"launch-plan", mlm, "--format", "json"}

@@ -55,7 +55,7 @@ func TestSuggestJSONShape(t *testing.T) {
 func TestSuggestNothingFits(t *testing.T) {
 	// Megatron-LM's example wants the encoder first with pp 1, and this
 	// spec fixes its pp at 2.
-	p := writeLayout(t, "version: 1\ntarget: megatron-lm\nworld_size: 4\nmodules:\n  - {name: vision, pp: 2}\n  - {name: language}\n")
+	p := writeLayout(t, "version: 1\ntarget: megatron-lm\nworld_size: 4\nmodules:\n  - {name: vision, pp: 2}\n  - {name: language}\ntraining: {use_distributed_optimizer: true}\n")
 	code, stdout, _ := mimoplan(t, "suggest", p)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "no layout fits; the closest misses:")

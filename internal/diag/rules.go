@@ -86,6 +86,7 @@ var catalogue = []Rule{
 	{RuleCPUnsupported, Error, "The target runtime needs cp 1 everywhere.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/args.py:66"},
 	{RuleEncoderParallelismUnsupported, Error, "The encoder needs pp, ep, expt_tp, gtp_remat and expt_gtp_remat 1.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/args.py:151 (the encoder grid: tp and dp, the rest 1)"},
 	{RuleTargetVersionTooOld, Error, "target_version predates the MIMO example's grid arguments.", "Megatron-LM PR #5375 (examples/mimo/training/args.py)"},
+	{RuleMIMONeedsDistributedOptimizer, Error, "Target megatron-lm without the distributed optimizer, which the MIMO example requires.", "Megatron-LM@d98e8a64ddf3 examples/mimo/pretrain_mimo.py:66-67"},
 	{RuleGTPNeedsNewerVersion, Error, "GTP needs a Megatron-LM with PR #6570.", "Megatron-LM PR #6570 (examples/mimo/training/args.py)"},
 	{RuleLLMOnlyNotWholeWorld, Error, "A single language module must cover the world from rank 0.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/args.py:86, :92"},
 

@@ -136,6 +136,7 @@ batch: {micro_batch_size: 2, global_batch_size: 24}
 modules:
   - {name: vision, num_ranks: 4, tp: 2}
   - {name: language, num_ranks: 12, tp: 2, gtp_remat: 2, ep: 3, expt_tp: 2, expt_gtp_remat: 2, num_experts: 6}
+training: {use_distributed_optimizer: true}
 `
 
 // TestMegatronLMRoundTrip: import megatron-lm of a node's launch-plan argv
@@ -145,7 +146,7 @@ func TestMegatronLMRoundTrip(t *testing.T) {
 		"nemotron": readLayout(t, "layouts/nemotron-vlm-8gpu.yaml"),
 		"llm-only": readLayout(t, "layouts/llm-only-moe-16gpu.yaml"),
 		"gtp":      gtp,
-		"pipeline": "version: 1\ntarget: megatron-lm\nworld_size: 10\nbatch: {micro_batch_size: 1}\nmodules:\n- {name: vision, num_ranks: 2}\n- {name: language, num_ranks: 8, tp: 2, pp: 2, ep: 2, expt_tp: 2, num_experts: 8}\n",
+		"pipeline": "version: 1\ntarget: megatron-lm\nworld_size: 10\nbatch: {micro_batch_size: 1}\nmodules:\n- {name: vision, num_ranks: 2}\n- {name: language, num_ranks: 8, tp: 2, pp: 2, ep: 2, expt_tp: 2, num_experts: 8}\ntraining: {use_distributed_optimizer: true}\n",
 	}
 	for name, src := range layouts {
 		for _, v := range []string{"", "6570", "2026-08-22"} {
@@ -349,12 +350,14 @@ func TestMegatronLMRoundTripProperty(t *testing.T) {
 // table (each given a quarter of the time, any of its values), or none;
 // sequence parallelism is on more often, as an MoE model with tp needs it.
 func randomTraining(r *rand.Rand) string {
-	if r.IntN(4) == 0 {
-		return ""
-	}
 	var b strings.Builder
-	b.WriteString("training:\n")
+	// Megatron-LM's MIMO example starts only with the distributed
+	// optimizer (mimo-needs-distributed-optimizer).
+	b.WriteString("training:\n  use_distributed_optimizer: true\n")
 	for _, k := range layout.TrainingKeys() {
+		if k.Name == "use_distributed_optimizer" {
+			continue
+		}
 		if k.Name == "sequence_parallel" {
 			fmt.Fprintf(&b, "  sequence_parallel: %t\n", r.IntN(4) > 0)
 			continue

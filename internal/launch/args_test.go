@@ -23,6 +23,7 @@ batch: {micro_batch_size: 2}
 modules:
   - {name: vision, num_ranks: 4, tp: 2}
   - {name: language, num_ranks: 12, tp: 2, gtp_remat: 2, ep: 3, expt_tp: 2, expt_gtp_remat: 2}
+training: {use_distributed_optimizer: true}
 `
 	tests := []struct {
 		name string
@@ -36,7 +37,7 @@ modules:
 			o:    Options{LayoutArgs: true, Program: []string{"examples/mimo/pretrain_mimo.py", "--model-provider", "nemotron-moe-vlm"}},
 			want: []string{"examples/mimo/pretrain_mimo.py", "--model-provider", "nemotron-moe-vlm",
 				"--encoder-tp", "2", "--encoder-dp", "2", "--llm-offset", "4", "--llm-tp", "2", "--llm-cp", "1", "--llm-pp", "1",
-				"--llm-dp", "2", "--llm-ep", "4", "--llm-expt-tp", "1", "--num-experts", "128", "--micro-batch-size", "1", "--global-batch-size", "8"},
+				"--llm-dp", "2", "--llm-ep", "4", "--llm-expt-tp", "1", "--num-experts", "128", "--micro-batch-size", "1", "--global-batch-size", "8", "--use-distributed-optimizer"},
 		},
 		{
 			name: "--mimo-* names by default: Megatron-LM since PR #6894",
@@ -45,7 +46,7 @@ modules:
 			want: []string{DefaultProgram,
 				"--mimo-encoder-tp", "2", "--mimo-encoder-dp", "2", "--mimo-llm-offset", "4", "--mimo-llm-tp", "2", "--mimo-llm-cp", "1",
 				"--mimo-llm-pp", "1", "--mimo-llm-dp", "2", "--mimo-llm-ep", "4", "--mimo-llm-expt-tp", "1",
-				"--num-experts", "128", "--micro-batch-size", "1", "--global-batch-size", "8"},
+				"--num-experts", "128", "--micro-batch-size", "1", "--global-batch-size", "8", "--use-distributed-optimizer"},
 		},
 		{
 			name: "a date after PR #6894 has the --mimo-* names too",
@@ -54,14 +55,14 @@ modules:
 			want: []string{DefaultProgram,
 				"--mimo-encoder-tp", "2", "--mimo-encoder-dp", "2", "--mimo-llm-offset", "4", "--mimo-llm-tp", "2", "--mimo-llm-cp", "1",
 				"--mimo-llm-pp", "1", "--mimo-llm-dp", "2", "--mimo-llm-ep", "4", "--mimo-llm-expt-tp", "1",
-				"--num-experts", "128", "--micro-batch-size", "1", "--global-batch-size", "8"},
+				"--num-experts", "128", "--micro-batch-size", "1", "--global-batch-size", "8", "--use-distributed-optimizer"},
 		},
 		{
 			name: "language alone is --llm-only, without encoder arguments",
 			src:  at(llmOnly, "2026-08-22"),
 			o:    Options{Hosts: []string{"a", "b"}, LayoutArgs: true},
 			want: []string{DefaultProgram, "--llm-offset", "0", "--llm-tp", "2", "--llm-cp", "1", "--llm-pp", "2",
-				"--llm-dp", "4", "--llm-ep", "4", "--llm-expt-tp", "1", "--micro-batch-size", "1", "--global-batch-size", "64", "--llm-only"},
+				"--llm-dp", "4", "--llm-ep", "4", "--llm-expt-tp", "1", "--micro-batch-size", "1", "--global-batch-size", "64", "--use-distributed-optimizer", "--llm-only"},
 		},
 		{
 			name: "language alone, --mimo-* names: --mimo-llm-only",
@@ -69,7 +70,7 @@ modules:
 			o:    Options{Hosts: []string{"a", "b"}, LayoutArgs: true},
 			want: []string{DefaultProgram, "--mimo-llm-offset", "0", "--mimo-llm-tp", "2", "--mimo-llm-cp", "1", "--mimo-llm-pp", "2",
 				"--mimo-llm-dp", "4", "--mimo-llm-ep", "4", "--mimo-llm-expt-tp", "1", "--micro-batch-size", "1", "--global-batch-size", "64",
-				"--mimo-llm-only"},
+				"--use-distributed-optimizer", "--mimo-llm-only"},
 		},
 		{
 			name: "no batch: the program's --micro-batch-size, which passes the fan-out check",
@@ -79,10 +80,11 @@ world_size: 6
 modules:
   - {name: vision, num_ranks: 2}
   - {name: language, num_ranks: 4, tp: 2}
+training: {use_distributed_optimizer: true}
 `,
 			o: Options{LayoutArgs: true, Program: []string{"p.py", "--micro-batch-size=1"}},
 			want: []string{"p.py", "--micro-batch-size=1", "--mimo-encoder-tp", "1", "--mimo-encoder-dp", "2", "--mimo-llm-offset", "2", "--mimo-llm-tp", "2",
-				"--mimo-llm-cp", "1", "--mimo-llm-pp", "1", "--mimo-llm-dp", "2", "--mimo-llm-ep", "1", "--mimo-llm-expt-tp", "1"},
+				"--mimo-llm-cp", "1", "--mimo-llm-pp", "1", "--mimo-llm-dp", "2", "--mimo-llm-ep", "1", "--mimo-llm-expt-tp", "1", "--use-distributed-optimizer"},
 		},
 		{
 			// Megatron-LM's args.py test: tp 2, 4 weight shards -> gtp_remat 2,
@@ -92,7 +94,7 @@ modules:
 			o:    Options{LayoutArgs: true},
 			want: []string{DefaultProgram, "--encoder-tp", "2", "--encoder-dp", "2", "--llm-offset", "4", "--llm-tp", "2", "--llm-cp", "1",
 				"--llm-pp", "1", "--llm-dp", "3", "--llm-ep", "3", "--llm-expt-tp", "2",
-				"--tensor-parallel-num-weight-shards", "4", "--expert-tensor-parallel-num-weight-shards", "4", "--micro-batch-size", "2"},
+				"--tensor-parallel-num-weight-shards", "4", "--expert-tensor-parallel-num-weight-shards", "4", "--micro-batch-size", "2", "--use-distributed-optimizer"},
 		},
 		{
 			name: "gtp_remat with --mimo-* names",
@@ -100,7 +102,7 @@ modules:
 			o:    Options{LayoutArgs: true},
 			want: []string{DefaultProgram, "--mimo-encoder-tp", "2", "--mimo-encoder-dp", "2", "--mimo-llm-offset", "4", "--mimo-llm-tp", "2",
 				"--mimo-llm-cp", "1", "--mimo-llm-pp", "1", "--mimo-llm-dp", "3", "--mimo-llm-ep", "3", "--mimo-llm-expt-tp", "2",
-				"--tensor-parallel-num-weight-shards", "4", "--expert-tensor-parallel-num-weight-shards", "4", "--micro-batch-size", "2"},
+				"--tensor-parallel-num-weight-shards", "4", "--expert-tensor-parallel-num-weight-shards", "4", "--micro-batch-size", "2", "--use-distributed-optimizer"},
 		},
 		{
 			name: "expt_gtp_remat alone",
@@ -111,11 +113,12 @@ batch: {micro_batch_size: 1}
 modules:
   - {name: vision, num_ranks: 4, tp: 2}
   - {name: language, num_ranks: 4, ep: 1, expt_tp: 2, expt_gtp_remat: 2}
+training: {use_distributed_optimizer: true}
 `,
 			o: Options{LayoutArgs: true},
 			want: []string{DefaultProgram, "--mimo-encoder-tp", "2", "--mimo-encoder-dp", "2", "--mimo-llm-offset", "4", "--mimo-llm-tp", "1", "--mimo-llm-cp", "1",
 				"--mimo-llm-pp", "1", "--mimo-llm-dp", "4", "--mimo-llm-ep", "1", "--mimo-llm-expt-tp", "2",
-				"--expert-tensor-parallel-num-weight-shards", "4", "--micro-batch-size", "1"},
+				"--expert-tensor-parallel-num-weight-shards", "4", "--micro-batch-size", "1", "--use-distributed-optimizer"},
 		},
 		{
 			name: "layout arguments off",
@@ -154,6 +157,7 @@ world_size: 8
 modules:
   - {name: vision, num_ranks: 4, tp: 1}
   - {name: language, num_ranks: 4, tp: 2}
+training: {use_distributed_optimizer: true}
 `
 	for _, tc := range []struct {
 		name string
@@ -177,7 +181,7 @@ modules:
 	p := build(t, src, Options{LayoutArgs: true, Program: []string{"p.py", "--micro-batch-size", "2"}})
 	assert.Equal(t, "2", p.Program[2])
 	// An llm-only plan needs it too (validate_args asserts it).
-	_, d, err := Build(check(t, "version: 1\ntarget: megatron-lm\nworld_size: 4\nmodules:\n- {name: language, num_ranks: 4}\n"), Options{LayoutArgs: true, MasterPort: DefaultMasterPort})
+	_, d, err := Build(check(t, "version: 1\ntarget: megatron-lm\nworld_size: 4\nmodules:\n- {name: language, num_ranks: 4}\ntraining: {use_distributed_optimizer: true}\n"), Options{LayoutArgs: true, MasterPort: DefaultMasterPort})
 	require.NoError(t, err)
 	require.Len(t, d.Items, 1)
 	assert.Equal(t, "micro-batch-required", d.Items[0].Rule)
@@ -204,8 +208,8 @@ func TestModelArgs(t *testing.T) {
 	assert.Empty(t, modelDests(), "destinations without a flag")
 	// MoE with tp 2 trains only with sequence parallelism
 	// (moe-tp-needs-sequence-parallel).
-	src := strings.Replace(llmOnly, "modules:\n  - {name: language, num_ranks: 16, tp: 2, pp: 2, ep: 4}",
-		"training: {sequence_parallel: true}\nmodules:\n  - {name: language, num_ranks: 16, tp: 2, pp: 2, ep: 4, model: {num_layers: 4, hidden_size: 1024, num_attention_heads: 8, num_query_groups: 2, seq_length: 2048, vocab_size: 32000, swiglu: true, normalization: RMSNorm, add_bias_linear: false, num_experts: 8, moe_router_topk: 2, moe_layer_freq: [0, 1, 0, 1]}}", 1)
+	src := strings.Replace(strings.Replace(llmOnly, "training: {use_distributed_optimizer: true}", "training: {use_distributed_optimizer: true, sequence_parallel: true}", 1), "modules:\n  - {name: language, num_ranks: 16, tp: 2, pp: 2, ep: 4}",
+		"modules:\n  - {name: language, num_ranks: 16, tp: 2, pp: 2, ep: 4, model: {num_layers: 4, hidden_size: 1024, num_attention_heads: 8, num_query_groups: 2, seq_length: 2048, vocab_size: 32000, swiglu: true, normalization: RMSNorm, add_bias_linear: false, num_experts: 8, moe_router_topk: 2, moe_layer_freq: [0, 1, 0, 1]}}", 1)
 	p := build(t, src, Options{Hosts: []string{"a", "b"}, LayoutArgs: true})
 	got := strings.Join(p.Program, " ")
 	for _, want := range []string{"--num-experts 8", "--group-query-attention", "--num-layers 4", "--hidden-size 1024",
@@ -283,14 +287,13 @@ modules:
 			assert.Equal(t, len(c.rules) == 0, p != nil)
 		})
 	}
-	// Without a training block the defaults are the layout's: the
-	// conflict points at the file.
-	bare := strings.Replace(src, "training:\n  use_distributed_optimizer: true\n  recompute_granularity: selective\n  grad_reduce_in_fp32: false\n", "", 1)
+	// A key the layout leaves out is Megatron's default.
+	bare := strings.Replace(src, "  recompute_granularity: selective\n  grad_reduce_in_fp32: false\n", "", 1)
 	_, d, err := Build(check(t, bare), Options{LayoutArgs: true, MasterPort: DefaultMasterPort,
-		Program: []string{DefaultProgram, "--use-distributed-optimizer"}})
+		Program: []string{DefaultProgram, "--sequence-parallel"}})
 	require.NoError(t, err)
 	require.Len(t, d.Items, 1)
-	assert.Contains(t, d.Items[0].Message, "the layout leaves training.use_distributed_optimizer at Megatron's default, false")
+	assert.Contains(t, d.Items[0].Message, "the layout leaves training.sequence_parallel at Megatron's default, false")
 }
 
 // A plan with a model trains in bf16, the precision the estimate
@@ -302,6 +305,7 @@ world_size: 8
 batch: {micro_batch_size: 1}
 modules:
   - {name: language, num_ranks: 8, tp: 2, model: {num_layers: 4, hidden_size: 1024, num_attention_heads: 8, seq_length: 4096}}
+training: {use_distributed_optimizer: true}
 `
 	for _, c := range []struct {
 		src, args string

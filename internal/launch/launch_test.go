@@ -40,6 +40,7 @@ batch: {micro_batch_size: 1, global_batch_size: 8}
 modules:
   - {name: vision, num_ranks: 4, rank_offset: 0, tp: 2}
   - {name: language, num_ranks: 4, rank_offset: 4, tp: 2, ep: 4, expt_tp: 1, num_experts: 128}
+training: {use_distributed_optimizer: true}
 `
 
 const llmOnly = `version: 1
@@ -49,6 +50,7 @@ cluster: {nodes: 2, gpus_per_node: 8}
 batch: {micro_batch_size: 1, global_batch_size: 64}
 modules:
   - {name: language, num_ranks: 16, tp: 2, pp: 2, ep: 4}
+training: {use_distributed_optimizer: true}
 `
 
 var hosts4 = []string{"h0", "h1", "h2", "h3"}
@@ -91,7 +93,7 @@ func TestArgv(t *testing.T) {
 				"examples/mimo/pretrain_mimo.py",
 				"--mimo-encoder-tp", "2", "--mimo-encoder-dp", "2", "--mimo-llm-offset", "4", "--mimo-llm-tp", "2", "--mimo-llm-cp", "1",
 				"--mimo-llm-pp", "1", "--mimo-llm-dp", "2", "--mimo-llm-ep", "4", "--mimo-llm-expt-tp", "1", "--num-experts", "128",
-				"--micro-batch-size", "1", "--global-batch-size", "8"}},
+				"--micro-batch-size", "1", "--global-batch-size", "8", "--use-distributed-optimizer"}},
 		},
 		{
 			name: "four nodes, static",

@@ -29,7 +29,7 @@ func TestSplitArgs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			module := "  - {name: language, num_ranks: 8, " + tc.keys + ", model: {num_layers: 10, hidden_size: 1024, num_attention_heads: 8, seq_length: 2048, vocab_size: 32000}}\n"
-			lm := "version: 1\ntarget: megatron-lm\ncluster: {nodes: 1, gpus_per_node: 8}\nbatch: {micro_batch_size: 1}\nmodules:\n" + module
+			lm := "version: 1\ntarget: megatron-lm\ncluster: {nodes: 1, gpus_per_node: 8}\nbatch: {micro_batch_size: 1}\ntraining: {use_distributed_optimizer: true}\nmodules:\n" + module
 			p := build(t, lm, Options{LayoutArgs: true})
 			got := strings.Join(p.Program, " ")
 			for _, w := range tc.argv {
@@ -57,6 +57,7 @@ batch: {micro_batch_size: 1}
 modules:
   - {name: vision, num_ranks: 4, freeze: true}
   - {name: language, num_ranks: 4, freeze: true}
+training: {use_distributed_optimizer: true}
 `
 	got := strings.Join(build(t, lm, Options{LayoutArgs: true}).Program, " ")
 	assert.Contains(t, got, "--freeze-lm")

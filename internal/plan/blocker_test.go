@@ -17,7 +17,7 @@ func TestBlocker(t *testing.T) {
 	tests := []struct {
 		name, spec, want string
 	}{
-		{"colocated for megatron-lm", "version: 1\ntarget: megatron-lm\ncolocated: true\n" + two,
+		{"colocated for megatron-lm", "version: 1\ntarget: megatron-lm\ncolocated: true\ntraining: {use_distributed_optimizer: true}\n" + two,
 			"the spec wants the modules colocated (colocated: true), which Megatron-LM's MIMO example cannot run (colocated-unsupported): set colocated: false, or target core"},
 		{"colocated for megatron-bridge", "version: 1\ntarget: megatron-bridge\ncolocated: true\n" + two,
 			"the spec wants the modules colocated (colocated: true), which Megatron-Bridge cannot run (colocated-unsupported): set colocated: false, or target core"},
@@ -27,7 +27,7 @@ func TestBlocker(t *testing.T) {
 		{"no ranks left, bridge", "version: 1\ntarget: megatron-bridge\ncluster: {nodes: 2, gpus_per_node: 8}\nmodules:\n  - {name: vision, align: node}\n  - {name: language, num_ranks: 12}\n",
 			"Megatron-Bridge cannot run colocated modules, so they need disjoint spans: no ranks are left for vision of the 16 (fixed num_ranks: language 12; every module needs at least one rank, a node with align: node)"},
 		{"ranks enough", "version: 1\ntarget: core\ncolocated: false\ncluster: {nodes: 1, gpus_per_node: 8}\nmodules:\n  - name: vision\n  - {name: language, num_ranks: 7}\n", ""},
-		{"one module", "version: 1\ntarget: megatron-lm\ncolocated: true\ncluster: {nodes: 1, gpus_per_node: 8}\nmodules:\n  - name: language\n", ""},
+		{"one module", "version: 1\ntarget: megatron-lm\ncolocated: true\ncluster: {nodes: 1, gpus_per_node: 8}\nmodules:\n  - name: language\ntraining: {use_distributed_optimizer: true}\n", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -84,7 +84,7 @@ var bruteCases = []bruteCase{
 		spec: "version: 1\ntarget: megatron-bridge\ncluster: {nodes: 2, gpus_per_node: 4}\nbatch: {micro_batch_size: 4, global_batch_size: 16}\nmodules:\n" +
 			"  - {name: vision, cp: 1, pp: 1, ep: 1, expt_tp: 1}\n  - {name: language, cp: 1, pp: 1, ep: 1, expt_tp: 1}\n"},
 	{name: "megatron-lm, 4 GPUs, tp and cp open", open: []string{"tp", "cp"},
-		spec: "version: 1\ntarget: megatron-lm\nworld_size: 4\nbatch: {micro_batch_size: 2}\nmodules:\n" +
+		spec: "version: 1\ntarget: megatron-lm\nworld_size: 4\nbatch: {micro_batch_size: 2}\ntraining: {use_distributed_optimizer: true}\nmodules:\n" +
 			"  - {name: vision, pp: 1, ep: 1, expt_tp: 1}\n  - {name: language, pp: 1, ep: 1, expt_tp: 1}\n"},
 	{name: "three modules, 4 GPUs, tp open", slow: true, open: []string{"tp"},
 		spec: "version: 1\nworld_size: 4\nmodules:\n  - {name: vision, cp: 1, pp: 1, ep: 1, expt_tp: 1}\n" +

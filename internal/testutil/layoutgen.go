@@ -23,7 +23,13 @@ func LayoutFromBytes(b []byte) string {
 	targets := []string{"core", "megatron-lm", "megatron-bridge"}
 	var s strings.Builder
 	target := targets[at(2)%3]
-	fmt.Fprintf(&s, "version: 1\nname: fuzz\ntarget: %s\nmodules:\n", target)
+	fmt.Fprintf(&s, "version: 1\nname: fuzz\ntarget: %s\n", target)
+	// Megatron-LM's MIMO example starts only with the distributed
+	// optimizer (mimo-needs-distributed-optimizer); mostly give it that.
+	if target == "megatron-lm" && at(2)&0x80 == 0 {
+		s.WriteString("training: {use_distributed_optimizer: true}\n")
+	}
+	s.WriteString("modules:\n")
 	world, first := 0, 0
 	for k := range n {
 		o := 3 + 8*k

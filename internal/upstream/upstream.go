@@ -37,6 +37,7 @@ const (
 	PRBridgeExpert    = 4485 // Bridge: expert_model_parallel_size; encoders dense; spans tile the world
 
 	PRArgs          = 5375 // examples/mimo/training/args.py: --encoder-*/--llm-*
+	PRDistOpt       = 5602 // the MIMO example refuses to start without --use-distributed-optimizer
 	PRBridgeGTP     = 6263 // BridgeCommunicator leaders per (dp, gtp_remat) lane
 	PRGTP           = 6570 // GTP in the MIMO example; fan-out counts GTP lanes
 	PRDestinationCP = 5720 // BridgeCommunicator: cp above 1 on the destination
@@ -53,6 +54,8 @@ var Changes = []Change{
 		"Megatron-Bridge drops the encoder dp >= language dp check (bridge-encoder-dp-below-language-dp no longer applies)"},
 	{PRArgs, MegatronLM, "2026-06-23", "b1884d11b4507d8a26d8d66d0f01892284213892", "flag",
 		"Megatron-LM's MIMO example takes its grids as arguments: --encoder-tp --encoder-dp --llm-offset --llm-tp --llm-cp --llm-pp --llm-dp --llm-ep --llm-expt-tp --llm-only; before it target megatron-lm has no arguments to write"},
+	{PRDistOpt, MegatronLM, "2026-07-02", "052209940d60315143c7df60d3fde0e1d969bba1", "rule",
+		"the MIMO example's pretrain_mimo.py trains heterogeneous MIMO only with the distributed optimizer: without --use-distributed-optimizer it raises before building anything (mimo-needs-distributed-optimizer)"},
 	{PRBridgeExpert, MegatronBridge, "2026-07-13", "fc35d9b08a6c04a2f269038da4633e2cc9a1ae26", "flag",
 		"Megatron-Bridge's ModuleParallelismConfig takes expert_model_parallel_size and leaves expert_tensor_parallel_size out of a module's rank count: the language module may be MoE, encoders stay dense (encoder-not-dense); before it ep and expt_tp must be 1 (bridge-expert-needs-newer-version) and --format bridge writes no expert_model_parallel_size"},
 	{PRBridgeGTP, MegatronLM, "2026-08-04", "9a3c40b25408f9c5f4ed87500989ebe299f88fea", "rule",

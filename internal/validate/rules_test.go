@@ -83,9 +83,9 @@ func TestCommunicatorRules(t *testing.T) {
 			[]at{{"bridge-cp-unsupported", 4, 36, "vision"}}},
 		{"bridge cp 1 at 2026-08-22, before PR 5720", "version: 1\ntarget_version: 2026-08-22\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, cp: 2}\n",
 			[]at{{"bridge-cp-unsupported", 6, 38, "language"}}},
-		{"megatron-lm language cp stays an error after PR 5720, until PR 7435", "version: 1\ntarget: megatron-lm\ntarget_version: 6894\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, cp: 2}\n",
+		{"megatron-lm language cp stays an error after PR 5720, until PR 7435", "version: 1\ntarget: megatron-lm\ntarget_version: 6894\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, cp: 2}\ntraining: {use_distributed_optimizer: true}\n",
 			[]at{{"bridge-cp-unsupported", 7, 38, "language"}}},
-		{"megatron-lm language cp since PR 7435", "version: 1\ntarget: megatron-lm\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, cp: 2}\n", nil},
+		{"megatron-lm language cp since PR 7435", "version: 1\ntarget: megatron-lm\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, cp: 2}\ntraining: {use_distributed_optimizer: true}\n", nil},
 		{"bridge lanes count gtp_remat since PR 6263", "version: 1\nworld_size: 5\nmodules:\n- {name: vision, num_ranks: 3}\n- {name: language, num_ranks: 2, gtp_remat: 2}\n",
 			[]at{{"bridge-leaders-not-divisible", 4, 29, "vision"}}},
 		{"bridge leaders per dp replica before PR 6263", "version: 1\ntarget_version: 2026-08-03\nworld_size: 5\nmodules:\n- {name: vision, num_ranks: 3}\n- {name: language, num_ranks: 2, gtp_remat: 2}\n", nil},
@@ -112,8 +112,8 @@ func TestBatchRules(t *testing.T) {
 		{"global batch not a whole number of steps", "version: 1\nworld_size: 8\nbatch: {micro_batch_size: 2, global_batch_size: 6}\n" + mods,
 			[]at{{"global-batch-not-divisible", 3, 49, ""}, fanIn(5, 29, "vision")}},
 		{"global batch whole", "version: 1\nworld_size: 8\nbatch: {micro_batch_size: 2, global_batch_size: 8}\n" + mods, []at{fanIn(5, 29, "vision")}},
-		{"megatron-lm global batch", "version: 1\ntarget: megatron-lm\nworld_size: 8\nbatch:\n  micro_batch_size: 2\n  global_batch_size: 10\n" + mods,
-			[]at{{"global-batch-not-divisible", 6, 22, ""}, fanIn(8, 29, "vision")}},
+		{"megatron-lm global batch", "version: 1\ntarget: megatron-lm\nworld_size: 8\nbatch:\n  micro_batch_size: 2\n  global_batch_size: 10\ntraining: {use_distributed_optimizer: true}\n" + mods,
+			[]at{{"global-batch-not-divisible", 6, 22, ""}, fanIn(9, 29, "vision")}},
 		{"bridge micro-batch not divisible", "version: 1\ntarget: megatron-bridge\nworld_size: 8\nbatch: {micro_batch_size: 2, global_batch_size: 8}\n" + mods,
 			[]at{{"micro-batch-not-divisible", 4, 27, "vision"}, fanIn(6, 29, "vision")}},
 		{"bridge micro-batch divisible", "version: 1\ntarget: megatron-bridge\nworld_size: 8\nbatch: {micro_batch_size: 4, global_batch_size: 8}\n" + mods, []at{fanIn(6, 29, "vision")}},
@@ -125,9 +125,9 @@ func TestBatchRules(t *testing.T) {
 			[]at{{"global-batch-required", 4, 8, ""}, fanIn(6, 29, "vision")}},
 		// Megatron-LM defaults global_batch_size to mbs*dp, which its eval
 		// check then finds not divisible by mbs*dp*gtp_remat.
-		{"megatron-lm gtp_remat without global batch", "version: 1\ntarget: megatron-lm\nworld_size: 8\nbatch: {micro_batch_size: 1}\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, gtp_remat: 2}\n",
+		{"megatron-lm gtp_remat without global batch", "version: 1\ntarget: megatron-lm\nworld_size: 8\nbatch: {micro_batch_size: 1}\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, gtp_remat: 2}\ntraining: {use_distributed_optimizer: true}\n",
 			[]at{{"global-batch-default-not-divisible", 4, 8, ""}}},
-		{"megatron-lm gtp_remat with global batch", "version: 1\ntarget: megatron-lm\nworld_size: 8\nbatch: {micro_batch_size: 1, global_batch_size: 8}\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, gtp_remat: 2}\n", nil},
+		{"megatron-lm gtp_remat with global batch", "version: 1\ntarget: megatron-lm\nworld_size: 8\nbatch: {micro_batch_size: 1, global_batch_size: 8}\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, gtp_remat: 2}\ntraining: {use_distributed_optimizer: true}\n", nil},
 		{"core gtp_remat without global batch", "version: 1\nworld_size: 8\nbatch: {micro_batch_size: 1}\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, gtp_remat: 2}\n", nil},
 	})
 }
@@ -167,42 +167,47 @@ func TestBatchFactsBounded(t *testing.T) {
 }
 
 func TestMegatronLMRules(t *testing.T) {
-	const head = "version: 1\ntarget: megatron-lm\nworld_size: 8\n"
+	const head = "version: 1\ntarget: megatron-lm\nworld_size: 8\ntraining: {use_distributed_optimizer: true}\n"
 	runRuleCases(t, []ruleCase{
 		{"the nemotron example", head + "modules:\n- {name: vision, num_ranks: 4, tp: 2}\n- {name: language, num_ranks: 4, tp: 2, ep: 4, num_experts: 128}\n", nil},
 		{"colocated unsupported", head + "modules:\n- {name: vision, num_ranks: 8, tp: 2}\n- {name: language, num_ranks: 8, rank_offset: 0, tp: 4}\n",
-			[]at{{"colocated-unsupported", 6, 47, "language"}}},
+			[]at{{"colocated-unsupported", 7, 47, "language"}}},
 		{"too many encoders", head + "modules:\n- {name: vision, num_ranks: 2}\n- {name: audio, num_ranks: 2}\n- {name: language, num_ranks: 4}\n",
-			[]at{{"too-many-encoders", 6, 10, "audio"}}},
+			[]at{{"too-many-encoders", 7, 10, "audio"}}},
 		{"encoder not first", head + "modules:\n- {name: language, num_ranks: 4}\n- {name: vision, num_ranks: 4}\n",
-			[]at{{"encoder-not-first", 6, 3, "vision"}}},
+			[]at{{"encoder-not-first", 7, 3, "vision"}}},
 		{"encoder not first, offset given", head + "modules:\n- {name: language, num_ranks: 4, rank_offset: 0}\n- {name: vision, num_ranks: 4, rank_offset: 4}\n",
-			[]at{{"encoder-not-first", 6, 45, "vision"}}},
-		{"cp unsupported", "version: 1\ntarget: megatron-lm\nworld_size: 8\nmodules:\n- {name: language, num_ranks: 8, cp: 2}\n",
+			[]at{{"encoder-not-first", 7, 45, "vision"}}},
+		{"cp unsupported", "version: 1\ntarget: megatron-lm\nworld_size: 8\nmodules:\n- {name: language, num_ranks: 8, cp: 2}\ntraining: {use_distributed_optimizer: true}\n",
 			[]at{{"cp-unsupported", 5, 38, "language"}}},
-		{"cp 1 llm-only", "version: 1\ntarget: megatron-lm\nworld_size: 8\nmodules:\n- {name: language, num_ranks: 8, pp: 2}\n", nil},
+		{"cp 1 llm-only", "version: 1\ntarget: megatron-lm\nworld_size: 8\nmodules:\n- {name: language, num_ranks: 8, pp: 2}\ntraining: {use_distributed_optimizer: true}\n", nil},
 		// The bridge rule already names the cp of a non-colocated module
 		// (before PR #7435).
 		{"cp reported once", head + "target_version: 6894\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, cp: 2}\n",
-			[]at{fanIn(6, 29, "vision"), {"bridge-cp-unsupported", 7, 38, "language"}}},
+			[]at{fanIn(7, 29, "vision"), {"bridge-cp-unsupported", 8, 38, "language"}}},
 		// Since PR #7435 the language module may use cp beside an encoder;
 		// the encoder keeps cp 1, and a language module alone too.
 		{"language cp since PR 7435", head + "modules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, cp: 2}\n",
-			[]at{fanIn(5, 29, "vision")}},
+			[]at{fanIn(6, 29, "vision")}},
 		{"encoder cp since PR 7435", head + "modules:\n- {name: vision, num_ranks: 4, cp: 2}\n- {name: language, num_ranks: 4}\n",
-			[]at{{"bridge-cp-unsupported", 5, 36, "vision"}}},
-		{"encoder parallelism", "version: 1\ntarget: megatron-lm\nworld_size: 12\nmodules:\n- {name: vision, num_ranks: 8, pp: 2, ep: 2, expt_tp: 2}\n- {name: language, num_ranks: 4}\n",
+			[]at{{"bridge-cp-unsupported", 6, 36, "vision"}}},
+		{"encoder parallelism", "version: 1\ntarget: megatron-lm\nworld_size: 12\nmodules:\n- {name: vision, num_ranks: 8, pp: 2, ep: 2, expt_tp: 2}\n- {name: language, num_ranks: 4}\ntraining: {use_distributed_optimizer: true}\n",
 			[]at{{"encoder-parallelism-unsupported", 5, 36, "vision"}, {"encoder-parallelism-unsupported", 5, 43, "vision"}, {"encoder-parallelism-unsupported", 5, 55, "vision"}}},
-		{"language may use pp and ep", head + "modules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, pp: 2, ep: 2}\n", []at{fanIn(5, 29, "vision")}},
-		{"encoder gtp", "version: 1\ntarget: megatron-lm\nworld_size: 12\nmodules:\n- {name: vision, num_ranks: 8, gtp_remat: 2, expt_gtp_remat: 2}\n- {name: language, num_ranks: 4}\n",
+		{"language may use pp and ep", head + "modules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, pp: 2, ep: 2}\n", []at{fanIn(6, 29, "vision")}},
+		{"encoder gtp", "version: 1\ntarget: megatron-lm\nworld_size: 12\nmodules:\n- {name: vision, num_ranks: 8, gtp_remat: 2, expt_gtp_remat: 2}\n- {name: language, num_ranks: 4}\ntraining: {use_distributed_optimizer: true}\n",
 			[]at{{"encoder-parallelism-unsupported", 5, 43, "vision"}, {"encoder-parallelism-unsupported", 5, 62, "vision"}}},
 		{"language may use gtp", head + "modules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, gtp_remat: 2, expt_gtp_remat: 2}\n", nil},
 		{"gtp since PR 6570", head + "target_version: 6570\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, gtp_remat: 2}\n", nil},
 		{"gtp before PR 6570", head + "target_version: 2026-08-17\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4, gtp_remat: 2, expt_gtp_remat: 2}\n",
-			[]at{{"gtp-needs-newer-version", 7, 45, "language"}, {"gtp-needs-newer-version", 7, 64, "language"}}},
+			[]at{{"gtp-needs-newer-version", 8, 45, "language"}, {"gtp-needs-newer-version", 8, 64, "language"}}},
 		{"before PR 5375", head + "target_version: 2026-06-22\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4}\n",
-			[]at{{"target-version-too-old", 4, 17, ""}}},
+			[]at{{"target-version-too-old", 5, 17, ""}}},
 		{"on the day of PR 5375", head + "target_version: 2026-06-23\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4}\n", nil},
+		{"without the distributed optimizer", "version: 1\ntarget: megatron-lm\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4}\n",
+			[]at{{"mimo-needs-distributed-optimizer", 2, 9, ""}}},
+		{"distributed optimizer turned off", "version: 1\ntarget: megatron-lm\nworld_size: 8\ntraining: {use_distributed_optimizer: false}\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4}\n",
+			[]at{{"mimo-needs-distributed-optimizer", 4, 39, ""}}},
+		{"no distributed optimizer before PR 5602", "version: 1\ntarget: megatron-lm\ntarget_version: 2026-07-01\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 4}\n", nil},
 	})
 }
 

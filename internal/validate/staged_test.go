@@ -18,7 +18,7 @@ func TestStagedValidation(t *testing.T) {
 			[]at{{"invalid-value", 5, 29, "vision"}, {"dense-not-divisible", 6, 31, "language"}, {"tp-not-power-of-two", 7, 35, "audio"}}},
 		{"megatron-lm sizes beside a span out of the world",
 			// target_version 6894: before PR #7435 the example wants cp 1.
-			"version: 1\ntarget: megatron-lm\ntarget_version: 6894\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, pp: 2}\n- {name: audio, num_ranks: 2}\n- {name: language, num_ranks: 4, cp: 2}\n",
+			"version: 1\ntarget: megatron-lm\ntarget_version: 6894\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4, pp: 2}\n- {name: audio, num_ranks: 2}\n- {name: language, num_ranks: 4, cp: 2}\ntraining: {use_distributed_optimizer: true}\n",
 			[]at{{"encoder-parallelism-unsupported", 6, 36, "vision"}, {"too-many-encoders", 7, 10, "audio"}, {"span-out-of-world", 8, 31, "language"}, {"cp-unsupported", 8, 38, "language"}}},
 		{"micro-batch rules on the sound modules",
 			"version: 1\ntarget: megatron-bridge\nworld_size: 8\nbatch: {micro_batch_size: 2}\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 6, tp: 4}\n",
@@ -33,7 +33,7 @@ func TestStagedValidation(t *testing.T) {
 		// language's 2 do not divide), no node locality (tp 4 over nodes of
 		// 2), no encoder-not-first while the placement is unsound.
 		{"grid-dependent rules stay quiet",
-			"version: 1\ntarget: megatron-lm\ncluster: {nodes: 8, gpus_per_node: 2}\nmodules:\n- {name: language, num_ranks: 8, tp: 4}\n- {name: vision, num_ranks: 6, rank_offset: 8, tp: 2}\n- {name: audio, num_ranks: 2, tp: 3}\n",
+			"version: 1\ntarget: megatron-lm\ncluster: {nodes: 8, gpus_per_node: 2}\nmodules:\n- {name: language, num_ranks: 8, tp: 4}\n- {name: vision, num_ranks: 6, rank_offset: 8, tp: 2}\n- {name: audio, num_ranks: 2, tp: 3}\ntraining: {use_distributed_optimizer: true}\n",
 			[]at{{"too-many-encoders", 7, 10, "audio"}, {"dense-not-divisible", 7, 28, "audio"}}},
 		{"overlap on the part inside the world",
 			"version: 1\nworld_size: 8\nmodules:\n- {name: vision, num_ranks: 4}\n- {name: language, num_ranks: 8, rank_offset: 2}\n",
@@ -58,7 +58,7 @@ func TestStagedValidation(t *testing.T) {
 // The quiet rules above are not quiet for want of a reason: with audio's
 // sizes fixed, the topology is built and each of them fires.
 func TestStagedValidationGridRulesFire(t *testing.T) {
-	r := run("version: 1\ntarget: megatron-lm\ncluster: {nodes: 8, gpus_per_node: 2}\nmodules:\n- {name: language, num_ranks: 8, tp: 4}\n- {name: vision, num_ranks: 6, rank_offset: 8, tp: 2}\n- {name: audio, num_ranks: 2, tp: 2}\n")
+	r := run("version: 1\ntarget: megatron-lm\ncluster: {nodes: 8, gpus_per_node: 2}\nmodules:\n- {name: language, num_ranks: 8, tp: 4}\n- {name: vision, num_ranks: 6, rank_offset: 8, tp: 2}\n- {name: audio, num_ranks: 2, tp: 2}\ntraining: {use_distributed_optimizer: true}\n")
 	assert.NotNil(t, r.Topology)
 	rules := map[string]bool{}
 	for _, d := range r.Diags.Items {

@@ -66,6 +66,15 @@ func (c *checker) megatronLM() {
 			"target_version %s predates Megatron-LM PR #5375, which gave the MIMO example its grid arguments: there is no launch to check or write", v)
 		return
 	}
+	if v.Has(upstream.PRDistOpt) && (c.l.Training == nil || !c.l.Training.UseDistributedOptimizer) {
+		pos := c.l.Pos("training.use_distributed_optimizer")
+		if !c.l.Given("training.use_distributed_optimizer") {
+			pos = c.l.Pos("target")
+		}
+		c.d.Add(diag.RuleMIMONeedsDistributedOptimizer, pos, "",
+			"set training.use_distributed_optimizer: true",
+			"Megatron-LM's MIMO example (pretrain_mimo.py) refuses to start without the distributed optimizer (training.use_distributed_optimizer)")
+	}
 	for i, m := range c.sized {
 		if v.Has(upstream.PRGTP) || m == nil || m.Name != grid.LanguageModule {
 			continue

@@ -27,7 +27,7 @@ func TestLLMOnlyNotWholeWorld(t *testing.T) {
 		{"misses ranks", 16, []string{"llm-only-not-whole-world"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			l, d := layout.Parse("llm.yaml", []byte("version: 1\ntarget: megatron-lm\nworld_size: 8\nmodules:\n- {name: language, num_ranks: 8, tp: 2}\n"))
+			l, d := layout.Parse("llm.yaml", []byte("version: 1\ntarget: megatron-lm\nworld_size: 8\nmodules:\n- {name: language, num_ranks: 8, tp: 2}\ntraining: {use_distributed_optimizer: true}\n"))
 			r := Check(l, d)
 			require.NotNil(t, r.Topology)
 			require.Empty(t, r.Diags.Items)
