@@ -136,6 +136,7 @@ var reads = map[RuleID]string{
 	RuleCPUnsupported:                 "cp name target target_version placement names",
 	RuleEncoderParallelismUnsupported: "pp ep expt_tp gtp_remat expt_gtp_remat name target target_version placement names",
 	RuleTargetVersionTooOld:           "target target_version",
+	RuleMIMONeedsDistributedOptimizer: "target target_version training names",
 	RuleGTPNeedsNewerVersion:          "gtp_remat expt_gtp_remat name target target_version",
 	RuleLLMOnlyNotWholeWorld:          "num_ranks rank_offset world_size target target_version names",
 
