@@ -119,7 +119,7 @@ var reads = map[RuleID]string{
 	RuleTPCommOverlapNeedsSP:        modelInputs + "tp",
 	RuleLocalAttentionNeedsLocal:    modelInputs,
 	RuleFP8NeedsTE:                  modelInputs,
-	RuleMoECommOverlapUnsupported:   modelInputs + "ep pp vpp",
+	RuleMoECommOverlapUnsupported:   modelInputs + "ep pp vpp split",
 	// The first pipeline stage's memory: the module's own sizes and
 	// micro-batch (an encoder's follows the language module's lanes), and
 	// colocated modules' together.

@@ -39,6 +39,10 @@ func TestTrainingRules(t *testing.T) {
 		{"moe overlap on a dense model is Megatron's no-op", dense, tp2, Training{OverlapMoEExpertParallelComm: true}, nil},
 		{"moe overlap, everything missing", moe, Parallel{NumRanks: 8, TP: 1, PP: 2, CP: 1, DP: 4, EP: 1}, Training{OverlapMoEExpertParallelComm: true, RecomputeGranularity: RecomputeFull, RecomputeMethod: "uniform", RecomputeNumLayers: 1},
 			[]string{RuleMoECommOverlapUnsupported, RuleMoECommOverlapUnsupported, RuleMoECommOverlapUnsupported, RuleMoECommOverlapUnsupported}},
+		{"moe overlap, vpp from the pipeline layout", moe, func() Parallel { p := ep4pp2; p.Split.Layout = "Ettt|tt|tt|tL"; return p }(),
+			Training{OverlapMoEExpertParallelComm: true, MoETokenDispatcherType: "alltoall"}, nil},
+		{"moe overlap, a layout of one stage a rank", moe, func() Parallel { p := ep4pp2; p.Split.Layout = "Etttt|ttttL"; return p }(),
+			Training{OverlapMoEExpertParallelComm: true, MoETokenDispatcherType: "alltoall"}, []string{RuleMoECommOverlapUnsupported}},
 		{"moe overlap as recipes set it", moe, func() Parallel { p := ep4pp2; p.VPP = 2; return p }(),
 			Training{OverlapMoEExpertParallelComm: true, MoETokenDispatcherType: "alltoall"}, nil},
 	} {
