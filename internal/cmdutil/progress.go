@@ -34,29 +34,9 @@ func ProgressLines(w io.Writer) (report func(checked, nodes int), done func()) {
 }
 
 func progressLines(w io.Writer, now func() time.Time) (report func(checked, nodes int), done func()) {
-	var (
-		mu      sync.Mutex
-		start   = now()
-		last    time.Time
-		shown   bool
-		stopped bool
-	)
-	report = func(n, nodes int) {
-		mu.Lock()
-		defer mu.Unlock()
-		t := now()
-		if stopped || t.Sub(start) < progressAfter || shown && t.Sub(last) < progressLineEvery {
-			return
-		}
-		fmt.Fprintf(w, "mimoplan: %d layouts checked, %d search nodes after %.0f s ...\n", n, nodes, t.Sub(start).Seconds())
-		last, shown = t, true
-	}
-	done = func() {
-		mu.Lock()
-		defer mu.Unlock()
-		stopped = true
-	}
-	return report, done
+	return throttled(now, progressLineEvery, func(n, nodes int, elapsed time.Duration) {
+		fmt.Fprintf(w, "mimoplan: %d layouts checked, %d search nodes after %.0f s ...\n", n, nodes, elapsed.Seconds())
+	}, nil)
 }
 
 // progressLine is Progress with the terminal test and the clock given.
@@ -66,6 +46,16 @@ func progressLine(w io.Writer, terminal bool, now func() time.Time) (report func
 	if !terminal {
 		return nil, func() {}
 	}
+	return throttled(now, progressEvery, func(n, nodes int, _ time.Duration) {
+		fmt.Fprintf(w, "\rmimoplan: %d layouts checked, %d search nodes ...", n, nodes)
+	}, func() { fmt.Fprint(w, "\r\033[K") })
+}
+
+// throttled calls write once progressAfter has passed since it was made
+// and then at most once every every; done stops it, calling clear first
+// when something was written. Both may be called from different
+// goroutines.
+func throttled(now func() time.Time, every time.Duration, write func(n, nodes int, elapsed time.Duration), clear func()) (report func(checked, nodes int), done func()) {
 	var (
 		mu      sync.Mutex
 		start   = now()
@@ -77,17 +67,17 @@ func progressLine(w io.Writer, terminal bool, now func() time.Time) (report func
 		mu.Lock()
 		defer mu.Unlock()
 		t := now()
-		if stopped || t.Sub(start) < progressAfter || shown && t.Sub(last) < progressEvery {
+		if stopped || t.Sub(start) < progressAfter || shown && t.Sub(last) < every {
 			return
 		}
-		fmt.Fprintf(w, "\rmimoplan: %d layouts checked, %d search nodes ...", n, nodes)
+		write(n, nodes, t.Sub(start))
 		last, shown = t, true
 	}
 	done = func() {
 		mu.Lock()
 		defer mu.Unlock()
-		if shown && !stopped {
-			fmt.Fprint(w, "\r\033[K")
+		if shown && !stopped && clear != nil {
+			clear()
 		}
 		stopped = true
 	}
