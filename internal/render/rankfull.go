@@ -3,7 +3,6 @@ package render
 import (
 	"bufio"
 	"strconv"
-	"strings"
 
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/topo"
@@ -16,40 +15,14 @@ import (
 // 16,777,216-rank module has groups of millions of members, whose text
 // and fields took 1.8 GB and minutes.
 func fullRankGroupsTable(w *bufio.Writer, t *topo.Topology, o Options, en rankEntry, rows []kindRow) {
-	placed := t.Cluster != nil && t.Cluster.GPUsPerNode > 0
-	header := []string{"group", "index", "size"}
-	right := []bool{false, true, true}
-	if placed {
-		header = append(header, "nodes")
-		right = append(right, true)
-	}
-	header = append(header, "ranks")
-	right = append(right, false)
+	c := newRankColumns(t, en, rows)
+	header, right, cells := c.header, c.right, c.cells
 	last := len(header) - 1
-	names, minNames, fixed := len(header[0]), len(header[0]), 0
-	numeric := make([]int, len(header)-2)
-	cells := make([][]string, len(rows))
 	ranks := len(header[last])
-	for i, r := range rows {
-		idx := en.index[r.names[0]]
-		c := []string{strconv.Itoa(idx), strconv.Itoa(r.e.GroupSize())}
-		if placed {
-			c = append(c, strconv.Itoa(groupNodes(r.e, idx, t.Cluster.GPUsPerNode)))
-		}
-		for j, x := range c {
-			numeric[j] = max(numeric[j], len(x), len(header[j+1]))
-		}
-		cells[i] = c
-		ranks = max(ranks, membersLen(r.e, idx))
-		names = max(names, len(strings.Join(r.names, " = ")))
-		for _, n := range r.names {
-			minNames = max(minNames, len(n)+2)
-		}
+	for _, r := range rows {
+		ranks = max(ranks, membersLen(r.e, en.index[r.names[0]]))
 	}
-	for _, n := range numeric {
-		fixed += n
-	}
-	names, ranks = split(o, boxOverhead(len(header))+fixed, names, minNames, ranks)
+	names, ranks := split(o, boxOverhead(len(header))+c.fixed, c.names, c.minNames, ranks)
 	// The columns' widths, as tablewriter takes them: the widest line of
 	// each cell once wrapped.
 	nameLines := make([][]string, len(rows))

@@ -82,48 +82,63 @@ func rankGroupsTable(w *bufio.Writer, t *topo.Topology, o Options, en rankEntry,
 		fullRankGroupsTable(w, t, o, en, rows)
 		return nil
 	}
-	placed := t.Cluster != nil && t.Cluster.GPUsPerNode > 0
-	header := []string{"group", "index", "size"}
-	right := []bool{false, true, true}
-	if placed {
-		header = append(header, "nodes")
-		right = append(right, true)
-	}
-	header = append(header, "ranks")
-	right = append(right, false)
-	names, minNames, fixed := len(header[0]), len(header[0]), 0
-	numeric := make([]int, len(header)-2)
-	cells := make([][]string, len(rows))
+	c := newRankColumns(t, en, rows)
 	texts := make([]string, len(rows))
+	ranks := len(c.header[len(c.header)-1])
 	for i, r := range rows {
-		idx := en.index[r.names[0]]
-		c := []string{strconv.Itoa(idx), strconv.Itoa(r.e.GroupSize())}
-		if placed {
-			c = append(c, strconv.Itoa(groupNodes(r.e, idx, t.Cluster.GPUsPerNode)))
-		}
-		for j, x := range c {
-			numeric[j] = max(numeric[j], len(x), len(header[j+1]))
-		}
-		cells[i] = c
-		texts[i] = groupText(r.e, idx)
-		names = max(names, len(strings.Join(r.names, " = ")))
-		for _, n := range r.names {
-			minNames = max(minNames, len(n)+2)
-		}
+		texts[i] = groupText(r.e, en.index[r.names[0]])
+		ranks = max(ranks, len(texts[i]))
 	}
-	for _, n := range numeric {
-		fixed += n
-	}
-	ranks := len(header[len(header)-1])
-	for _, x := range texts {
-		ranks = max(ranks, len(x))
-	}
-	names, ranks = split(o, boxOverhead(len(header))+fixed, names, minNames, ranks)
+	names, ranks := split(o, boxOverhead(len(c.header))+c.fixed, c.names, c.minNames, ranks)
 	out := make([][]string, len(rows))
 	for i, r := range rows {
 		row := []string{strings.Join(wrap(r.names, " = ", names), "\n")}
-		row = append(row, cells[i]...)
+		row = append(row, c.cells[i]...)
 		out[i] = append(row, strings.Join(wrap(strings.Fields(texts[i]), " ", ranks), "\n"))
 	}
-	return writeTable(w, o.Format, header, right, out)
+	return writeTable(w, o.Format, c.header, c.right, out)
+}
+
+// rankColumns is what a rank's group table shows beside the members, in
+// both of its writers: the header, the columns that align right, each
+// row's index, size and nodes, the name column's natural and narrowest
+// widths, and the numeric columns' summed width.
+type rankColumns struct {
+	header                 []string
+	right                  []bool
+	cells                  [][]string
+	names, minNames, fixed int
+}
+
+func newRankColumns(t *topo.Topology, en rankEntry, rows []kindRow) rankColumns {
+	placed := t.Cluster != nil && t.Cluster.GPUsPerNode > 0
+	c := rankColumns{header: []string{"group", "index", "size"}, right: []bool{false, true, true}}
+	if placed {
+		c.header = append(c.header, "nodes")
+		c.right = append(c.right, true)
+	}
+	c.header = append(c.header, "ranks")
+	c.right = append(c.right, false)
+	c.names, c.minNames = len(c.header[0]), len(c.header[0])
+	numeric := make([]int, len(c.header)-2)
+	c.cells = make([][]string, len(rows))
+	for i, r := range rows {
+		idx := en.index[r.names[0]]
+		cell := []string{strconv.Itoa(idx), strconv.Itoa(r.e.GroupSize())}
+		if placed {
+			cell = append(cell, strconv.Itoa(groupNodes(r.e, idx, t.Cluster.GPUsPerNode)))
+		}
+		for j, x := range cell {
+			numeric[j] = max(numeric[j], len(x), len(c.header[j+1]))
+		}
+		c.cells[i] = cell
+		c.names = max(c.names, len(strings.Join(r.names, " = ")))
+		for _, n := range r.names {
+			c.minNames = max(c.minNames, len(n)+2)
+		}
+	}
+	for _, n := range numeric {
+		c.fixed += n
+	}
+	return c
 }
