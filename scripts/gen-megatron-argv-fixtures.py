@@ -445,6 +445,7 @@ TRAINING_DESTS = [
     "recompute_num_layers", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap",
     "grad_reduce_in_bf16", "accumulate_allreduce_grads_in_fp32", "moe_token_dispatcher_type",
     "overlap_moe_expert_parallel_comm", "transformer_impl", "attention_backend", "fp8",
+    "fp8_param_gather",
 ]
 
 # The destinations of the model arguments launch-plan writes

@@ -77,7 +77,7 @@ LAYOUT = {
     "grad_reduce_in_fp32": "training.grad_reduce_in_fp32", "moe_token_dispatcher_type": "training.moe_token_dispatcher_type",
     "overlap_moe_expert_parallel_comm": "training.overlap_moe_expert_parallel_comm",
     "transformer_impl": "training.transformer_impl", "attention_backend": "training.attention_backend",
-    "fp8": "training.fp8", "micro_batch_size": "batch.micro_batch_size", "global_batch_size": "batch.global_batch_size",
+    "fp8": "training.fp8", "fp8_param_gather": "training.fp8_param_gather", "micro_batch_size": "batch.micro_batch_size", "global_batch_size": "batch.global_batch_size",
 }
 
 

@@ -45,7 +45,7 @@ func TestBridgeTraining(t *testing.T) {
 	require.NoError(t, WriteBridge(&b, p))
 	out := b.String()
 	for _, want := range []string{
-		"DDP_CONFIG = {\n    \"use_distributed_optimizer\": True,\n    \"overlap_grad_reduce\": False,\n    \"overlap_param_gather\": False,\n    \"grad_reduce_in_fp32\": False,\n}\n",
+		"DDP_CONFIG = {\n    \"use_distributed_optimizer\": True,\n    \"overlap_grad_reduce\": False,\n    \"overlap_param_gather\": False,\n    \"grad_reduce_in_fp32\": False,\n    \"fp8_param_gather\": False,\n}\n",
 		"OPTIMIZER_CONFIG = {\n    \"use_distributed_optimizer\": True,\n}\n",
 		"    \"language\": {\n        \"sequence_parallel\": True,\n        \"recompute_granularity\": None,\n        \"recompute_method\": None,\n        \"recompute_num_layers\": 2,\n",
 		"    \"vision\": {\n        \"sequence_parallel\": False,\n",

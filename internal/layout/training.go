@@ -39,6 +39,11 @@ type Training struct {
 	TransformerImpl              string // "": transformer_engine
 	AttentionBackend             string // "": auto
 	FP8                          string // "": no fp8; e4m3 or hybrid
+	// FP8ParamGather keeps the compute weights in fp8 only (no bf16 copy)
+	// and all-gathers them in fp8: Megatron-LM's --fp8-param-gather
+	// (arguments.py:2016 at d98e8a6), which every Megatron-Bridge fp8
+	// recipe sets (training/mixed_precision.py:231, :264, :302 at 067f987).
+	FP8ParamGather bool
 }
 
 // TrainingKey describes one key of the training block.
@@ -116,6 +121,8 @@ var trainingKeys = []TrainingKey{
 		[]string{"auto", "flash", "fused", "unfused", "local"}, func(t *Training) *string { return &t.AttentionBackend }),
 	trainingEnum("fp8", "fp8 training recipe format: none, e4m3 or hybrid",
 		[]string{"none", "e4m3", "hybrid"}, func(t *Training) *string { return &t.FP8 }),
+	trainingBool("fp8_param_gather", "keeps the compute weights in fp8 only (no bf16 copy) and all-gathers them in fp8; needs fp8 and the distributed optimizer",
+		func(t *Training) *bool { return &t.FP8ParamGather }),
 }
 
 // TrainingKeys returns the training block's keys in the order layouts
@@ -258,6 +265,7 @@ func (l *Layout) ModelTraining(m *Module, dp int) model.Training {
 		t.TransformerImpl = lt.TransformerImpl
 		t.AttentionBackend = lt.AttentionBackend
 		t.FP8 = lt.FP8
+		t.FP8ParamGather = lt.FP8ParamGather
 	}
 	t.Frozen = m.Freeze
 	t.MicroBatchSize = 1

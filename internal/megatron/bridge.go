@@ -74,6 +74,7 @@ var BridgeConfigs = []BridgeConfig{
 	{"transformer_impl", []string{"transformer"}},
 	{"attention_backend", []string{"transformer"}},
 	{"fp8", []string{"transformer"}},
+	{"fp8_param_gather", []string{"ddp"}},
 }
 
 // ConfigFields returns the field names of a config ("ddp", "optimizer",

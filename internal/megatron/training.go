@@ -45,6 +45,7 @@ var TrainingFlags = []TrainingFlag{
 	{Key: "attention_backend", Flag: "--attention-backend"},
 	// TransformerConfig.fp8's argparse_meta names it --fp8-format.
 	{Key: "fp8", Flag: "--fp8-format"},
+	{Key: "fp8_param_gather", Flag: "--fp8-param-gather", On: "true"},
 }
 
 // TrainingFlagOf returns the flag of a training key.

@@ -25,6 +25,7 @@ const (
 	TermInFlight           = "microbatches_in_flight"
 	TermOptimizerStep      = "optimizer_step"
 	TermOptimizerStepSlack = "optimizer_step_slack"
+	TermMainGradCopy       = "main_grad_copy"
 )
 
 // adjust adds the terms for what Megatron's formula ignores but the layout
@@ -166,10 +167,19 @@ func stackWeights(e *Estimate, p *Parallel, t *Training, w weights) {
 		e.Add(Term{Name: TermGradBufferDtype, Part: PartWeights, Bytes: -2 * held,
 			Why: "grad_reduce_in_fp32 off: the gradient buffer is bf16 (2 bytes a parameter), the formula counts fp32"})
 	}
-	if t.FP8 != "" {
+	// With fp8_param_gather the fp8 weight and its transpose are the
+	// compute weight: Megatron keeps no bf16 copy (arguments.py:2016-2018,
+	// "Keep the compute param in fp8 (do not use any other intermediate
+	// dtype)"), so the 2 bytes replace the formula's bf16 2.
+	if t.FP8 != "" && !t.FP8ParamGather {
 		linear := w.tpSharded - w.embeddingShard + w.expertSharded
 		e.Add(Term{Name: TermFP8Weights, Part: PartWeights, Bytes: 2 * linear,
 			Why: fmt.Sprintf("fp8 (%s): Transformer Engine keeps an fp8 copy of each linear weight and its transpose (1 + 1 bytes a parameter) beside the bf16 weight", t.FP8)})
+	}
+	grads := mainGradCopy(p, t, w)
+	if d := grads - e.ActivationBytes(); d > 0 && !t.torchAdam() {
+		e.Add(Term{Name: TermMainGradCopy, Part: PartWeights, Bytes: d,
+			Why: "the distributed optimizer's step gives each fp32 main-parameter shard an fp32 copy of its bf16 gradient shard (4 bytes a parameter over dp), after the activations are freed: the peak is the larger of the two"})
 	}
 	if t.torchAdam() {
 		updated := held
@@ -180,7 +190,9 @@ func stackWeights(e *Estimate, p *Parallel, t *Training, w weights) {
 		// allocator's reserve above it; the larger of that and the
 		// activations' peak counts (so the figure never falls as the
 		// activations grow).
-		copyBytes := 4 * updated
+		// torch's copy is taken beside the main gradients' (step-time peaks
+		// both).
+		copyBytes := 4*updated + grads
 		d := copyBytes - e.ActivationBytes()
 		withSlack := copyBytes*(1+TorchAdamSlackFraction) - e.ActivationBytes()
 		if d > 0 {
@@ -192,4 +204,19 @@ func stackWeights(e *Estimate, p *Parallel, t *Training, w weights) {
 				Why: fmt.Sprintf("torch's foreach AdamW allocates its temporaries tensor by tensor; at a peak that is the step, the allocator reserved %.0f%% of the copy above it (measured 29%% to 79%%)", 100*TorchAdamSlackFraction)})
 		}
 	}
+}
+
+// mainGradCopy is what the distributed optimizer allocates in its step
+// when the gradient buffer is bf16: DistributedOptimizer.
+// _copy_model_grads_to_main_grads sets each fp32 main-parameter shard's
+// grad to shard_model_grad.float() (megatron/core/optimizer/
+// distrib_optimizer.py:2792 at d98e8a6), a new fp32 tensor of the rank's
+// shard (dp x cp ranks for dense parameters, expert dp for experts), held
+// until the next zero_grad. With fp32 gradient buffers .float() is the
+// buffer itself.
+func mainGradCopy(p *Parallel, t *Training, w weights) float64 {
+	if !t.UseDistributedOptimizer || !t.GradReduceInBF16 || t.Frozen {
+		return 0
+	}
+	return 4 * ((w.tpSharded+w.replicated)/float64(max(p.DP*p.CP, 1)) + w.expertSharded/float64(max(w.expertDP, 1)))
 }

@@ -96,6 +96,7 @@ type Training struct {
 	TransformerImpl              string `json:"transformer_impl,omitempty"`  // "": transformer_engine
 	AttentionBackend             string `json:"attention_backend,omitempty"` // "": auto
 	FP8                          string `json:"fp8,omitempty"`
+	FP8ParamGather               bool   `json:"fp8_param_gather,omitempty"`
 
 	// Frozen is the module's freeze key: its parameters do not train (no
 	// gradients, no optimizer state).

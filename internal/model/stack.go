@@ -97,6 +97,10 @@ type layerShape struct {
 	// fp8: Transformer Engine keeps the inputs of its fp8 GEMMs in fp8 (1
 	// byte) for backward.
 	fp8 bool
+	// teExperts: the experts are Transformer Engine's grouped MLP
+	// (transformer_impl transformer_engine), whose permutation keeps no
+	// token copies for backward (moeTEExperts).
+	teExperts bool
 }
 
 // torchRMSNormExtra is torch.nn.RMSNorm's extra per element (the local
@@ -188,7 +192,11 @@ func (l *layerShape) moe(seq, mbs int) float64 {
 	local := tokens / tp
 	copies := local * float64(l.topk)
 	b += 8 * local * float64(l.experts)
-	b += 2 * 2 * copies * float64(l.hidden*l.etp)
+	if l.teExperts {
+		b += l.teExpertInputs(copies)
+	} else {
+		b += 2 * 2 * copies * float64(l.hidden*l.etp)
+	}
 	b += l.mlp(copies, l.moeFFN)
 	if l.sharedFFN > 0 {
 		b += l.mlp(local, l.sharedFFN)
@@ -196,11 +204,35 @@ func (l *layerShape) moe(seq, mbs int) float64 {
 	return b
 }
 
+// teExpertInputs is what Transformer Engine's experts keep per routed copy
+// beyond the MLP's activation input and fc2 input (mlp), at Megatron-LM
+// d98e8a6: the permutation and un-permutation around the all-to-all keep
+// only their index maps (moe_utils.py:344 permute, :497 unpermute; fused,
+// Transformer Engine's moe_permute and moe_unpermute save the row map),
+// and the combine un-permutes without probabilities
+// (token_dispatcher.py:891), so no hidden-wide copy is kept there; the
+// experts' fc1 (TEGroupedMLP, experts.py:932, a GroupedLinear) keeps its
+// input, gathered over expert tp: 2 bytes a value, 1 in fp8, none when
+// frozen; the probabilities are applied in the activation function
+// (experts.py:943-1015, weighted_bias_swiglu_impl; fc2 at :1028 keeps its input, as mlp counts), which keeps the fp32
+// probability of each copy (4 bytes).
+func (l *layerShape) teExpertInputs(copies float64) float64 {
+	in := 2.0
+	switch {
+	case l.frozen:
+		in = 0
+	case l.fp8:
+		in = 1
+	}
+	return copies * (in*float64(l.hidden*l.etp) + 4)
+}
+
 func newLayerShape(c *Config, p *Parallel, t *Training) layerShape {
 	l := layerShape{
 		hidden: c.HiddenSize, heads: c.NumAttentionHeads, groups: c.queryGroups(), kvch: c.KVChannels,
 		ffn: c.FFNHiddenSize, gated: c.Swiglu, tp: p.TP, sp: t.SequenceParallel && p.TP > 1,
 		scores: t.scoresKept(), frozen: t.Frozen, noGrad: t.Frozen && c.VocabSize == 0,
+		teExperts: t.TransformerImpl != ImplLocal,
 	}
 	if c.MultiLatentAttention {
 		// MLA keeps q, k (nope + rope) and v per head.

@@ -38,6 +38,9 @@ func TestStackTerms(t *testing.T) {
 		{"torch adam's step", nil, Parallel{NumRanks: 1}, func(t *Training) {
 			t.TransformerImpl, t.RecomputeGranularity = ImplLocal, RecomputeFull
 		}, TermOptimizerStep, 1},
+		{"distributed optimizer's fp32 copy of bf16 gradients", nil, Parallel{NumRanks: 1}, func(t *Training) {
+			t.UseDistributedOptimizer, t.GradReduceInBF16, t.RecomputeGranularity = true, true, RecomputeFull
+		}, TermMainGradCopy, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, tr := gpt()
@@ -153,5 +156,64 @@ func TestTotalGrowsWithTheBatch(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// What a stack choice changes, from its source: Transformer Engine's
+// experts keep 2h+4 bytes a routed copy where the local layers keep 4h;
+// fp8_param_gather keeps no bf16 weight beside the fp8 one; fp32
+// gradient buffers need no fp32 copy in the distributed optimizer's step.
+func TestStackChoiceChanges(t *testing.T) {
+	moe := func() (Config, Training) {
+		c, tr := gpt()
+		c.NumExperts, c.MoEFFNHiddenSize, c.MoERouterTopK, c.Swiglu = 8, 1024, 2, true
+		return c, tr
+	}
+	termOf := func(e Estimate, name string) float64 {
+		for _, x := range e.Terms {
+			if x.Name == name {
+				return x.Bytes
+			}
+		}
+		return 0
+	}
+	for _, tc := range []struct {
+		name       string
+		term       string
+		base, with func(*Training)
+		want       func(t *testing.T, base, with float64, c Config, par Parallel, tr Training)
+	}{
+		{"transformer engine's experts keep 2h+4 bytes a copy, local 4h", TermMoEActivations,
+			func(t *Training) { t.TransformerImpl = ImplLocal }, func(t *Training) {},
+			func(t *testing.T, base, with float64, c Config, par Parallel, tr Training) {
+				// The formula's per-layer units without sp: tokens a rank, all layers, one micro-batch in flight.
+				copies := prod(c.SeqLength, tr.MicroBatchSize, c.MoERouterTopK)
+				perLayer := copies * (float64(4*c.HiddenSize) - float64(2*c.HiddenSize+4))
+				assert.InEpsilon(t, perLayer*float64(c.NumLayers)*overheadNoSP, base-with, 1e-9)
+			}},
+		{"fp8_param_gather keeps no bf16 weight beside the fp8 one", TermFP8Weights,
+			func(t *Training) { t.FP8 = "hybrid" }, func(t *Training) { t.FP8, t.FP8ParamGather = "hybrid", true },
+			func(t *testing.T, base, with float64, _ Config, _ Parallel, _ Training) {
+				assert.Positive(t, base)
+				assert.Zero(t, with)
+			}},
+		{"fp32 gradient buffers need no copy", TermMainGradCopy,
+			func(t *Training) {
+				t.UseDistributedOptimizer, t.GradReduceInBF16, t.RecomputeGranularity = true, true, RecomputeFull
+			},
+			func(t *Training) { t.UseDistributedOptimizer, t.RecomputeGranularity = true, RecomputeFull },
+			func(t *testing.T, base, with float64, _ Config, _ Parallel, _ Training) {
+				assert.Positive(t, base)
+				assert.Zero(t, with)
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, tr := moe()
+			par := Parallel{NumRanks: 1}
+			b, w := tr, tr
+			tc.base(&b)
+			tc.with(&w)
+			tc.want(t, termOf(Compute(c, par, b), tc.term), termOf(Compute(c, par, w), tc.term), c.Resolve(), par, tr.Resolve())
+		})
 	}
 }

@@ -10,7 +10,7 @@ type Device struct {
 	NVLink   float64 // bytes/s per GPU per direction inside a node
 	Network  float64 // bytes/s per GPU across nodes (its NIC)
 	PerNode  int     // GPUs a node (an NVLink domain)
-	MemBytes float64 // GPU memory
+	MemBytes float64 // GPU memory, as nvidia-smi reports it
 }
 
 // Devices are the data sheets' figures:
@@ -26,9 +26,18 @@ type Device struct {
 //     HBM3e, NVLink 5 1.8 TB/s (900 a direction); DGX B200: 8 ConnectX-7
 //     400 Gb/s (NVIDIA HGX B200 and DGX B200 data sheets, 2024; the sheet's
 //     sparse figures halved).
+//
+// MemBytes is the memory nvidia-smi reports, what a job can hold (the
+// sheets' "80 GB", "141 GB" and "180 GB" are rounded): H100 80GB HBM3
+// 81,559 MiB and H200 143,771 MiB as measured here (docs/estimate.md,
+// "Measured on GPUs"); A100 80GB 81,920 MiB; B200 183,359 MiB (179 GiB,
+// nvidia-smi's memory.total on an HGX B200,
+// https://docs.vultr.com/inference-cookbook/cuda/getting-started/hardware-overview).
+// internal/validate's TestPublishedRunsFit judges the published runs
+// against the same figures.
 var Devices = map[string]Device{
-	"A100": {Name: "A100", BF16: 312e12, HBM: 2.039e12, NVLink: 300e9, Network: 25e9, PerNode: 8, MemBytes: 80 << 30},
-	"H100": {Name: "H100", BF16: 989e12, FP8: 1979e12, HBM: 3.35e12, NVLink: 450e9, Network: 50e9, PerNode: 8, MemBytes: 80 << 30},
-	"H200": {Name: "H200", BF16: 989e12, FP8: 1979e12, HBM: 4.8e12, NVLink: 450e9, Network: 50e9, PerNode: 8, MemBytes: 141e9},
-	"B200": {Name: "B200", BF16: 2250e12, FP8: 4500e12, HBM: 8e12, NVLink: 900e9, Network: 50e9, PerNode: 8, MemBytes: 180e9},
+	"A100": {Name: "A100", BF16: 312e12, HBM: 2.039e12, NVLink: 300e9, Network: 25e9, PerNode: 8, MemBytes: 81920 << 20},
+	"H100": {Name: "H100", BF16: 989e12, FP8: 1979e12, HBM: 3.35e12, NVLink: 450e9, Network: 50e9, PerNode: 8, MemBytes: 81559 << 20},
+	"H200": {Name: "H200", BF16: 989e12, FP8: 1979e12, HBM: 4.8e12, NVLink: 450e9, Network: 50e9, PerNode: 8, MemBytes: 143771 << 20},
+	"B200": {Name: "B200", BF16: 2250e12, FP8: 4500e12, HBM: 8e12, NVLink: 900e9, Network: 50e9, PerNode: 8, MemBytes: 183359 << 20},
 }

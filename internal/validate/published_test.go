@@ -11,10 +11,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/testutil"
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
@@ -27,8 +27,7 @@ var gpuMiB = map[string]int{"H100": 81559, "A100": 81920, "B200": 183359}
 // why (docs/estimate.md, "Published recipes"); the test fails when one of
 // them fits, so the list only shrinks.
 var refusedRecipes = map[string]string{
-	"mixtral-8x22b-64k-nemo.yaml":             "no recompute at 64k tokens: the first stage keeps 56 layers' activations of 16k tokens a rank (302 GiB); the recipe has no published run",
-	"bridge-25.11-h100-qwen3-30b-a3b-fp8-pp2": "the 25.11 row's recompute settings are not in the recipe at 067f987 (qwen3_moe.py:68 is the EP 16 variant); without recompute its 48 MoE layers of 8 x 8192 token copies need 50 GiB",
+	"mixtral-8x22b-64k-nemo.yaml": "no recompute at 64k tokens: the first stage keeps 56 layers' activations of 16k tokens a rank (302 GiB); the recipe has no published run",
 }
 
 // publishedRun is a published run as a layout.
@@ -85,64 +84,18 @@ func TestPublishedRunsFit(t *testing.T) {
 	t.Log("\n" + strings.Join(report, "\n"))
 }
 
-// publishedRows builds a layout from each row of published.yaml: the row's
-// model, sizes, batch and training, the source's common settings, fp8 for
-// an fp8 row, on gpus/8 nodes of its GPU.
+// publishedRows builds a layout from each row of published.yaml as
+// internal/plan's comparison does (testutil.Calibration.Layout: the row's
+// model, sizes, pipeline split, batch and training, the source's common
+// settings, fp8 for an fp8 row), on its GPU as nvidia-smi reports it.
 func publishedRows(t *testing.T) []publishedRun {
 	t.Helper()
-	data, err := os.ReadFile("../../testdata/calibration/published.yaml")
-	require.NoError(t, err)
-	var doc struct {
-		Common map[string]map[string]any `yaml:"common"`
-		Models map[string]map[string]any `yaml:"models"`
-		Rows   []struct {
-			ID        string         `yaml:"id"`
-			Source    string         `yaml:"source"`
-			GPU       string         `yaml:"gpu"`
-			GPUs      int            `yaml:"gpus"`
-			Precision string         `yaml:"precision"`
-			Model     map[string]any `yaml:"model"`
-			Batch     map[string]any `yaml:"batch"`
-			Sizes     map[string]any `yaml:"sizes"`
-			Training  map[string]any `yaml:"training"`
-		} `yaml:"rows"`
-	}
-	require.NoError(t, yaml.Unmarshal(data, &doc))
+	f := testutil.LoadCalibration(t)
 	var out []publishedRun
-	for _, r := range doc.Rows {
+	for _, r := range f.Rows {
 		mem, ok := gpuMiB[r.GPU]
 		require.True(t, ok, "%s: GPU %s", r.ID, r.GPU)
-		training := map[string]any{}
-		for k, v := range doc.Common[strings.Fields(r.Source)[0]] {
-			training[k] = v
-		}
-		for k, v := range r.Training {
-			training[k] = v
-		}
-		if r.Precision == "fp8" {
-			training["fp8"] = "hybrid"
-		}
-		if training["recompute_granularity"] == "full" && training["recompute_method"] == nil {
-			// Megatron-LM 2021's --checkpoint-activations checkpointed
-			// every layer (--checkpoint-num-layers 1).
-			training["recompute_method"], training["recompute_num_layers"] = "uniform", 1
-		}
-		model := r.Model
-		if ref, ok := model["ref"].(string); ok {
-			model = doc.Models[ref]
-		}
-		module := map[string]any{"name": "language", "num_ranks": r.GPUs, "model": model}
-		for k, v := range r.Sizes {
-			module[k] = v
-		}
-		l := map[string]any{
-			"version": 1, "target": "core",
-			"cluster":  map[string]any{"nodes": max(r.GPUs/8, 1), "gpus_per_node": min(r.GPUs, 8), "gpu_memory": fmt.Sprintf("%dMiB", mem)},
-			"batch":    r.Batch,
-			"training": training,
-			"modules":  []any{module},
-		}
-		text, err := yaml.Marshal(l)
+		text, err := f.Layout(r, false, fmt.Sprintf("%dMiB", mem))
 		require.NoError(t, err)
 		out = append(out, publishedRun{r.ID, string(text)})
 	}
