@@ -196,30 +196,35 @@ func (c *Calibrated) cpComm(s *Shape, m *Module, w *work) float64 {
 // gathered on every GPU of it, and their outputs reduce-scattered. overlap_moe_expert_parallel_comm hides all but EPExposed
 // behind another micro-batch's compute.
 func (c *Calibrated) epComm(s *Shape, m *Module, w *work) float64 {
-	if s.MoELayers == 0 || m.EP*m.ExptTP < 2 {
+	if s.MoELayers == 0 {
 		return 0
+	}
+	// Every MoE layer copies its token counts to the host and waits for
+	// them, whatever ep: the alltoall dispatcher before its all-to-all, or
+	// with ep and tp 1 before it returns (token_dispatcher.py:594-605 and
+	// the wait at :956-957 at d98e8a6), and the grouped experts in any
+	// case (tokens_per_expert.tolist(), experts.py:896-897 and :915-916):
+	// a stall of MoESync seconds per MoE layer, micro-batch and forward
+	// pass (full recompute runs the forward again).
+	mb := w.samples / max(1, w.mbTok/w.tokens)
+	t := c.K.MoESync * mb * float64(s.MoELayers) / float64(max(1, m.PP)) * w.fwd
+	if m.EP*m.ExptTP < 2 {
+		return t
 	}
 	layers := w.samples * float64(s.MoELayers) / float64(max(1, m.PP))
 	tok := w.tokens / float64(max(1, m.TP)) * float64(s.Hidden) * bf16Bytes
 	passes := 2*w.fwd + 2
-	var t float64
 	switch d := c.Train.MoETokenDispatcherType; d {
 	case "alltoall", "flex":
 		k := float64(max(1, s.TopK))
-		t = c.dispatch(layers*passes*tok, k, m, d == "flex")
+		t += c.dispatch(layers*passes*tok, k, m, d == "flex")
 		if m.ExptTP > 1 {
 			t += c.ring(layers*passes*float64(m.ExptTP-1)*tok*k, m, 1, m.ExptTP)
 		}
 	default:
 		g := max(1, m.ExptTP) * m.EP
-		t = c.ring(layers*passes*float64(g-1)*tok, m, 1, g)
+		t += c.ring(layers*passes*float64(g-1)*tok, m, 1, g)
 	}
-	// Megatron's alltoall dispatcher copies the token counts to the host
-	// once per MoE layer and pass (token_dispatcher.py:935 at d98e8a6), a
-	// synchronisation that stalls the GPU: MoESync seconds per MoE layer
-	// and micro-batch, forward and backward.
-	mb := w.samples / max(1, w.mbTok/w.tokens)
-	t += c.K.MoESync * mb * float64(s.MoELayers) / float64(max(1, m.PP)) * w.fwd
 	if c.Train.OverlapMoEExpertParallelComm {
 		t *= c.K.EPExposed
 	}

@@ -58,6 +58,6 @@ var Fitted = Constants{
 	TPExposed:            0.336,
 	EPExposed:            0.464,
 	MoESync:              0.00566,
-	PPExposed:            0.0729,
+	PPExposed:            0.08821,
 	PPSync:               0,
 }
