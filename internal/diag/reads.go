@@ -116,6 +116,7 @@ var reads = map[RuleID]string{
 	RuleRecomputeSelectiveNoMethod:  modelInputs,
 	RuleRecomputeSettingUnused:      modelInputs,
 	RuleOverlapParamGatherNeeds:     modelInputs,
+	RuleFP8ParamGatherNeeds:         modelInputs,
 	RuleTPCommOverlapNeedsSP:        modelInputs + "tp",
 	RuleLocalAttentionNeedsLocal:    modelInputs,
 	RuleFP8NeedsTE:                  modelInputs,

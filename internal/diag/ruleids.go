@@ -55,6 +55,7 @@ const (
 	RuleRecomputeSelectiveNoMethod     RuleID = "recompute-selective-no-method"
 	RuleRecomputeSettingUnused         RuleID = "recompute-setting-unused"
 	RuleOverlapParamGatherNeeds        RuleID = "overlap-param-gather-needs"
+	RuleFP8ParamGatherNeeds            RuleID = "fp8-param-gather-needs"
 	RuleTPCommOverlapNeedsSP           RuleID = "tp-comm-overlap-needs-sp"
 	RuleLocalAttentionNeedsLocal       RuleID = "local-attention-needs-local-impl"
 	RuleFP8NeedsTE                     RuleID = "fp8-needs-transformer-engine"

@@ -71,6 +71,7 @@ var catalogue = []Rule{
 	{RuleRecomputeSelectiveNoMethod, Error, "Selective recompute with recompute_method or recompute_num_layers.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1425, megatron/core/transformer/transformer_config.py:1926"},
 	{RuleRecomputeSettingUnused, Warning, "recompute_method or recompute_num_layers without recompute_granularity, which Megatron ignores.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_config.py:1901"},
 	{RuleOverlapParamGatherNeeds, Error, "overlap_param_gather without the distributed optimizer or without overlap_grad_reduce.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1024-1028"},
+	{RuleFP8ParamGatherNeeds, Error, "fp8_param_gather without the distributed optimizer.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1095-1097"},
 	{RuleTPCommOverlapNeedsSP, Error, "tp_comm_overlap on a module without sequence parallelism.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1441"},
 	{RuleLocalAttentionNeedsLocal, Error, "attention_backend local with Transformer Engine layers.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:436"},
 	{RuleFP8NeedsTE, Warning, "fp8 with transformer_impl local, whose layers have no fp8 path.", "Megatron-LM@d98e8a64ddf3 megatron/core/models/gpt/gpt_layer_specs.py:194"},

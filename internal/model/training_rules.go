@@ -8,6 +8,7 @@ const (
 	RuleRecomputeSelectiveNoMethod = "recompute-selective-no-method"
 	RuleRecomputeSettingUnused     = "recompute-setting-unused"
 	RuleOverlapParamGatherNeeds    = "overlap-param-gather-needs"
+	RuleFP8ParamGatherNeeds        = "fp8-param-gather-needs"
 	RuleTPCommOverlapNeedsSP       = "tp-comm-overlap-needs-sp"
 	RuleLocalAttentionNeedsLocal   = "local-attention-needs-local-impl"
 	RuleFP8NeedsTE                 = "fp8-needs-transformer-engine"
@@ -53,6 +54,10 @@ func checkTraining(c Config, p Parallel, tr Training, add func(rule, key string,
 	if tr.OverlapParamGather && !tr.OverlapGradReduce {
 		add(RuleOverlapParamGatherNeeds, "training.overlap_param_gather", "set overlap_grad_reduce: true as well",
 			"overlap_param_gather needs overlap_grad_reduce")
+	}
+	if tr.FP8ParamGather && !tr.UseDistributedOptimizer {
+		add(RuleFP8ParamGatherNeeds, "training.fp8_param_gather", "set use_distributed_optimizer: true, or remove fp8_param_gather",
+			"fp8_param_gather needs the distributed optimizer")
 	}
 	if tr.TPCommOverlap && !tr.SequenceParallel {
 		add(RuleTPCommOverlapNeedsSP, "training.tp_comm_overlap", "set sequence_parallel: true (with tp > 1), or remove tp_comm_overlap",

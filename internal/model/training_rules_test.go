@@ -31,6 +31,8 @@ func TestTrainingRules(t *testing.T) {
 		{"param gather alone", dense, tp2, Training{OverlapParamGather: true},
 			[]string{RuleOverlapParamGatherNeeds, RuleOverlapParamGatherNeeds}},
 		{"param gather as recipes set it", dense, tp2, Training{OverlapParamGather: true, OverlapGradReduce: true, UseDistributedOptimizer: true}, nil},
+		{"fp8 param gather without the distributed optimizer", dense, tp2, Training{FP8: "hybrid", FP8ParamGather: true}, []string{RuleFP8ParamGatherNeeds}},
+		{"fp8 param gather as Bridge's fp8 recipes set it", dense, tp2, Training{FP8: "hybrid", FP8ParamGather: true, UseDistributedOptimizer: true}, nil},
 		{"tp comm overlap without sp", dense, tp2, Training{TPCommOverlap: true}, []string{RuleTPCommOverlapNeedsSP}},
 		{"tp comm overlap with sp", dense, tp2, Training{TPCommOverlap: true, SequenceParallel: true}, nil},
 		{"local attention on TE", dense, tp2, Training{AttentionBackend: "local"}, []string{RuleLocalAttentionNeedsLocal}},
