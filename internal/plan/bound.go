@@ -106,5 +106,6 @@ func (s *searcher) boundTime(i, off, n int, e *entry, k steptime.Model) float64 
 	}
 	c := Choice{RankOffset: off, NumRanks: n, Sizes: e.z}
 	m := stepModule(&c, mb, e.params)
+	boundSplit(&s.spec.Modules[i], &m)
 	return k.Time(&s.shapes[i], m).Total
 }

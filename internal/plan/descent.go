@@ -165,6 +165,7 @@ func (s *searcher) newFact(i, n int, keep func(dp, gtp int) bool) *fact {
 	idx := make([]int32, len(zs))
 	for j, z := range zs {
 		sm := stepModule(&Choice{NumRanks: n, Sizes: z}, 1, 0)
+		boundSplit(m, &sm)
 		lbs[j], idx[j] = s.time.LowerBound(&s.shapes[i], sm), int32(j)
 	}
 	// Sorted by index: an entry is large to move.

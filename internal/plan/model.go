@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/layout"
@@ -101,15 +100,8 @@ func parallel(m *layout.Module, c *Choice) model.Parallel {
 // under module m's uneven split (model.StageLayers) with c's pp: at least
 // 1, and 1 without a split or a model.
 func Imbalance(m *layout.Module, c *Choice) float64 {
-	if m.Model == nil || !m.Split.Uneven() || c.PP <= 1 {
-		return 1
-	}
-	stages := model.StageLayers(m.Model.Config, parallel(m, c))
-	layers := m.Model.Config.NumLayers
-	if len(stages) == 0 || layers == 0 {
-		return 1
-	}
-	return float64(slices.Max(stages)) * float64(c.PP) / float64(layers)
+	imb, _ := steptime.Stages(m, parallel(m, c))
+	return imb
 }
 
 func setVPP(m *layout.Module, v int) { m.VPP = v }

@@ -1,6 +1,9 @@
 package plan
 
-import "github.com/mimoplan/mimoplan/internal/steptime"
+import (
+	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/steptime"
+)
 
 // ModuleTime is one module's share of the step, in seconds per global
 // batch, with its parts (the step-time model's) and its memory.
@@ -38,6 +41,15 @@ func stepModule(c *Choice, m int, params float64) steptime.Module {
 // timeOf is module i's time as chosen in c by model k.
 func (s *searcher) timeOf(k steptime.Model, i int, c *Choice, m int, params float64) ModuleTime {
 	sm := stepModule(c, m, params)
-	sm.Imbalance = Imbalance(&s.spec.Modules[i], c)
+	sm.Imbalance, sm.LastShort = steptime.Stages(&s.spec.Modules[i], parallel(&s.spec.Modules[i], c))
 	return ModuleTime{Name: c.Name, Parts: k.Time(&s.shapes[i], sm)}
+}
+
+// boundSplit makes sm, a bound's module, a lower bound for module m's
+// split: an uneven split may lighten the last stage, down to none of its
+// layers (Module.LastShort).
+func boundSplit(m *layout.Module, sm *steptime.Module) {
+	if m.Model != nil && m.Split.Uneven() {
+		sm.LastShort = 1
+	}
 }

@@ -139,7 +139,10 @@ func (c *Calibrated) work(s *Shape, m *Module) work {
 	}
 	w.mbTok = mbs * w.tokens
 	if c.Train.RecomputeGranularity == model.RecomputeFull {
-		w.fwd = 1 + c.recomputed(w.stage/float64(max(1, m.VPP)))
+		// An even stage's chunk: the busiest stage's extra layers slow it
+		// through pace, and a split must never make a stage faster.
+		even := float64(s.Layers) / float64(max(1, m.PP))
+		w.fwd = 1 + c.recomputed(even/float64(max(1, m.VPP)))
 	}
 	return w
 }

@@ -30,7 +30,7 @@ func TestCalibration(t *testing.T) {
 	fit, held := split(cs)
 	// The figures the fitted constants reach (docs/suggest.md), held: the
 	// issue's targets are a median |p/m-1| <= 0.15 and a Spearman >= 0.8.
-	limits := map[string][2]float64{"all": {0.07, 0.99}, "fit": {0.055, 0.99}, "heldout": {0.10, 0.98}, "Megatron-Bridge": {0.06, 0.98}}
+	limits := map[string][2]float64{"all": {0.075, 0.99}, "fit": {0.055, 0.99}, "heldout": {0.10, 0.98}, "Megatron-Bridge": {0.06, 0.98}}
 	for _, s := range []struct {
 		name string
 		cs   []calCase

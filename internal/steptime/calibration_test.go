@@ -59,9 +59,17 @@ func buildCase(f *testutil.Calibration, r testutil.CalRow) (calCase, error) {
 	c.train = l.ModelTraining(m, dp)
 	c.job = steptime.JobOf(l)
 	c.shape = steptime.ShapeIn(l, m)
-	est := model.Compute(m.Model.Config, model.Parallel{NumRanks: r.GPUs, TP: z["tp"], CP: z["cp"], PP: z["pp"], VPP: z["vpp"], DP: dp, EP: z["ep"], ExptTP: z["expt_tp"]}, c.train)
+	par := model.Parallel{NumRanks: r.GPUs, TP: z["tp"], CP: z["cp"], PP: z["pp"], VPP: z["vpp"], DP: dp, EP: z["ep"], ExptTP: z["expt_tp"]}
+	est := model.Compute(m.Model.Config, par, c.train)
 	c.mod = steptime.Module{Offset: 0, Ranks: r.GPUs, TP: z["tp"], GTPRemat: 1, CP: z["cp"], PP: z["pp"], VPP: z["vpp"], DP: dp,
 		EP: z["ep"], ExptTP: z["expt_tp"], Microbatches: c.job.Microbatches(dp), Params: est.Megatron.ShardParameters}
+	// The row's pipeline split, as the search scores the layout (a
+	// pipeline layout states the virtual stages itself).
+	par.Split = m.Split
+	if par.Split.Layout != "" || par.VPP == 1 {
+		par.VPP = 0
+	}
+	c.mod.Imbalance, c.mod.LastShort = steptime.Stages(m, par)
 	c.flops = c.shape.FLOPsPerSample * float64(c.job.Samples)
 	cfg := m.Model.Config.Resolve()
 	c.measured, err = r.MeasuredStep(cfg.SeqLength, cfg.NumLayers, cfg.HiddenSize, model.PaddedVocabSize(cfg.VocabSize, cfg.MakeVocabSizeDivisibleBy, 1))

@@ -35,6 +35,10 @@ package steptime
 //  10. Without MoE layers (s.MoELayers == 0) Time reads no ExptTP: the
 //     search visits an expert-free module's expert sizes last, once their
 //     time is known.
+//  11. A split only slows: Time(s, m) and LowerBound(s, m) with
+//     Imbalance 0 and LastShort 1 are at most Time(s, m) and F.Time(s, m)
+//     with any Imbalance >= 1 and LastShort <= 1 (the search bounds a
+//     module with an uneven split so, before it knows the split's stages).
 //
 // Compute also decides where the search starts (the FLOPs' shares of the
 // GPUs); a Model whose compute is not F/n-shaped makes it slower, never
@@ -85,6 +89,13 @@ type Module struct {
 	// (an uneven split): the busiest stage sets the pipeline's pace. 0
 	// or 1: an even split.
 	Imbalance float64
+	// LastShort is how many fewer layers than layers/pp the last stage
+	// holds, over layers/pp (Stages): the stage of the output layer, which
+	// an uneven split may lighten (account_for_loss_in_pipeline_split) or
+	// load. 0: an even split. The search's bounds pass 1 for a module with
+	// an uneven split (the lightest last stage any split gives), so that
+	// they stay below its time.
+	LastShort float64
 }
 
 // Parts is one module's share of the step, in seconds per global batch.

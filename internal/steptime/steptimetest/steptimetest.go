@@ -34,7 +34,7 @@ type checker struct {
 	m, f   steptime.Model
 	r      *rand.Rand
 	errs   []error
-	failed [11]bool
+	failed [12]bool
 }
 
 func (c *checker) fail(rule int, format string, args ...any) {
@@ -73,6 +73,11 @@ func (c *checker) module() steptime.Module {
 	m.Offset = c.r.IntN(512)
 	m.Microbatches = 1 + c.r.IntN(4096)
 	m.Params = c.r.Float64() * 1e11
+	if c.r.IntN(2) == 0 {
+		// An uneven split: a busier stage, a lighter or heavier last one.
+		m.Imbalance = 1 + c.r.Float64()
+		m.LastShort = 1.5*c.r.Float64() - 0.5
+	}
 	return m
 }
 
@@ -145,6 +150,14 @@ func (c *checker) check(s *steptime.Shape, m *steptime.Module) {
 	}
 	if a, b := c.f.Time(s, more).Total, ft.Total; a > b {
 		c.fail(7, "Fastest's Time with %d micro-batches %g > with %d %g", more.Microbatches, a, m.Microbatches, b)
+	}
+	even := *m
+	even.Imbalance, even.LastShort = 0, 1
+	if a, b := c.m.Time(s, even).Total, t.Total; a > b {
+		c.fail(11, "Time with an even split and the lightest last stage %g > with imbalance %g, last stage short %g %g", a, m.Imbalance, m.LastShort, b)
+	}
+	if a, b := c.m.LowerBound(s, even), c.f.Time(s, *m).Total; a > b*(1+1e-9) {
+		c.fail(11, "LowerBound with the lightest last stage %g > Fastest's Time %g with imbalance %g, last stage short %g", a, b, m.Imbalance, m.LastShort)
 	}
 	if s.MoELayers == 0 {
 		x := *m
