@@ -14,6 +14,9 @@ type Calibrated struct {
 	Job   Job
 	Train model.Training
 	K     Constants
+	// L: the local stack's figures, read only under transformer_impl:
+	// local (local.go).
+	L LocalConstants
 	// fast: every group at the faster of the two bandwidths, whatever the
 	// offset (Fastest).
 	fast bool
@@ -26,7 +29,7 @@ func NewCalibrated(dev Device, j Job, t model.Training) *Calibrated {
 		// One node: every group is inside it.
 		dev.PerNode = 0
 	}
-	return &Calibrated{Dev: dev, Job: j, Train: t, K: Fitted}
+	return &Calibrated{Dev: dev, Job: j, Train: t, K: Fitted, L: LocalMeasured}
 }
 
 func (c *Calibrated) gemmPeak() float64 {
@@ -103,6 +106,9 @@ func (c *Calibrated) time(s *Shape, m *Module, bound bool) Parts {
 	t.CP = c.cpComm(s, m, &w)
 	t.EP = c.epComm(s, m, &w)
 	t.PP = c.ppComm(s, m, &w)
+	if c.local() {
+		c.localCompute(s, m, &w, &t)
+	}
 	if !bound {
 		// Narayanan et al. 2021, sec. 2.2: the interleaved 1F1B bubble is
 		// (pp-1)/(m*vpp) of a stage's busy time, communication inside the
@@ -110,6 +116,11 @@ func (c *Calibrated) time(s *Shape, m *Module, bound bool) Parts {
 		v := max(1, m.VPP)
 		t.Bubble = (t.Compute + t.TP + t.CP + t.EP) * float64(m.PP-1) / float64(max(1, m.Microbatches)*v)
 		t.DP = c.dpComm(s, m, &w, t.Compute)
+		if c.local() {
+			// The optimizer step reads the parameters, which the lower
+			// bound may not.
+			t.Compute += c.localOptimizer(s, m)
+		}
 	}
 	t.Total = t.Compute + t.Bubble + t.TP + t.CP + t.EP + t.PP + t.DP
 	return t

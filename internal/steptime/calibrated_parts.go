@@ -15,6 +15,9 @@ const bf16Bytes = 2
 // weak-scaling observation of Megatron-LM's README.md:116 at d98e8a6
 // ("larger GEMMs have higher arithmetic intensity"); D0 and M0 are fitted.
 func (c *Calibrated) gemmEff(d, m float64) float64 {
+	if c.local() {
+		return c.L.GEMMEfficiency
+	}
 	return c.K.GEMMEfficiency * d / (d + c.K.WidthHalf) * m / (m + c.K.TokensHalf)
 }
 
@@ -51,6 +54,9 @@ func (c *Calibrated) compute(s *Shape, m *Module, w *work) float64 {
 	}
 	if attn > 0 {
 		eff := c.K.AttnEfficiency * c.stack() * w.mbTok / (w.mbTok + c.K.TokensHalf)
+		if c.local() && m.CP > 1 {
+			eff *= c.L.CPAttention
+		}
 		t += attn * perGPU * attnAgain / (c.Dev.BF16 * eff)
 	}
 	// Element-wise traffic: ElementwiseBytes of bf16 activations per
@@ -60,11 +66,13 @@ func (c *Calibrated) compute(s *Shape, m *Module, w *work) float64 {
 		sp = tp
 	}
 	even := float64(s.Layers) / float64(max(1, m.PP)) // pace adds the busiest stage's share
-	bytes := c.K.ElementwiseBytes * w.samples * w.tokens * even * h / sp * again
-	if c.Train.TransformerImpl == "local" {
-		// The local spec runs bias, activation and dropout unfused.
-		bytes *= c.K.UnfusedElementwise
+	eb := c.K.ElementwiseBytes
+	if c.local() {
+		// The local spec runs norms, bias, activation and dropout unfused:
+		// measured (local.go).
+		eb = c.L.ElementwiseBytes
 	}
+	bytes := eb * w.samples * w.tokens * even * h / sp * again
 	return (t + bytes/c.Dev.HBM) * c.pace(s, m)
 }
 
@@ -187,6 +195,12 @@ func (c *Calibrated) cpComm(s *Shape, m *Module, w *work) float64 {
 	}
 	vol := w.samples * w.stage * (w.fwd + 1) * frac(m.CP) * float64(s.Seq) * 2 * float64(s.KVDim) * bf16Bytes
 	t := c.ring(vol, m, m.TP*max(1, m.GTPRemat), m.CP)
+	if c.local() {
+		// The local stack's context parallelism (the measuring script's
+		// shim) all-gathers keys and values before attention and
+		// reduce-scatters their gradients after it: nothing overlaps.
+		return t
+	}
 	return max(0, t-c.attnTime(s, m, w))
 }
 
@@ -210,8 +224,13 @@ func (c *Calibrated) epComm(s *Shape, m *Module, w *work) float64 {
 	// case (tokens_per_expert.tolist(), experts.py:896-897 and :915-916):
 	// a stall of MoESync seconds per MoE layer, micro-batch and forward
 	// pass (full recompute runs the forward again).
-	mb := w.samples / max(1, w.mbTok/w.tokens)
-	t := c.K.MoESync * mb * float64(s.MoELayers) / float64(max(1, m.PP)) * w.fwd
+	// (The local stack's measured MoE layer holds its synchronisation:
+	// LocalConstants.MoELayer.)
+	var t float64
+	if !c.local() {
+		mb := w.samples / max(1, w.mbTok/w.tokens)
+		t = c.K.MoESync * mb * float64(s.MoELayers) / float64(max(1, m.PP)) * w.fwd
+	}
 	if m.EP*m.ExptTP < 2 {
 		return t
 	}

@@ -17,6 +17,8 @@ func TestCalibratedConforms(t *testing.T) {
 		{RecomputeGranularity: model.RecomputeFull, MoETokenDispatcherType: "alltoall", OverlapMoEExpertParallelComm: true, FP8: "hybrid"},
 		{RecomputeGranularity: model.RecomputeFull, RecomputeMethod: "block", RecomputeNumLayers: 2, MoETokenDispatcherType: "flex", GradReduceInBF16: true},
 		{RecomputeGranularity: model.RecomputeSelective, TransformerImpl: "local", UseDistributedOptimizer: true},
+		{RecomputeGranularity: model.RecomputeFull, TransformerImpl: "local", AttentionBackend: "local"},
+		{TransformerImpl: "local", AttentionBackend: "flash", SequenceParallel: true, MoETokenDispatcherType: "alltoall"},
 	}
 	rounds := 300
 	if testing.Short() {
@@ -45,7 +47,8 @@ type withDims struct{ m steptime.Model }
 func (w withDims) shape(s *steptime.Shape) *steptime.Shape {
 	c := *s
 	c.Dims = steptime.Dims{FFN: 4 * s.Hidden, MoEFFN: s.Hidden / 2, Experts: 64,
-		AttnFLOPsPerSample: 0.2 * s.FLOPsPerSample, DenseParams: 1e9 * float64(s.Layers)}
+		AttnFLOPsPerSample: 0.2 * s.FLOPsPerSample, DenseParams: 1e9 * float64(s.Layers),
+		LayerTensors: 12, ExpertTensors: 2, OuterTensors: 4}
 	if s.MoELayers > 0 {
 		c.Dims.ExpertFLOPsPerSample = 0.5 * s.FLOPsPerSample
 		c.Dims.ExpertParams = 4e9 * float64(s.MoELayers)

@@ -20,11 +20,9 @@ type Constants struct {
 	AttnEfficiency float64
 	// UnfusedAttention is unfused attention's speed relative to fused: 0.2,
 	// standard PyTorch attention against FlashAttention-2 at head dim 128,
-	// forward and backward (Dao 2023, fig. 4). UnfusedElementwise is the
-	// local spec's element-wise traffic relative to Transformer Engine's
-	// fused kernels (bias-GeLU, bias-dropout-add, layer norm: each reads
-	// and writes its tensor once more unfused).
-	UnfusedAttention, UnfusedElementwise float64
+	// forward and backward (Dao 2023, fig. 4). (The local stack's
+	// element-wise traffic is measured: LocalConstants.)
+	UnfusedAttention float64
 	// ElementwiseBytes is the bf16 memory traffic of the memory-bound work
 	// per token, hidden unit and layer, in bytes.
 	ElementwiseBytes float64
@@ -52,7 +50,6 @@ var Fitted = Constants{
 	FP8Efficiency:        0.7618,
 	AttnEfficiency:       0.2,
 	UnfusedAttention:     0.2,
-	UnfusedElementwise:   2,
 	ElementwiseBytes:     96.44,
 	CollectiveEfficiency: 1,
 	TPExposed:            0.323,

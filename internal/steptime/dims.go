@@ -25,6 +25,13 @@ type Dims struct {
 	// SequenceParallel: the module runs with sequence parallelism (the
 	// layout gives it to the language module alone: ShapeIn).
 	SequenceParallel bool
+	// LayerTensors is the parameter tensors of a layer outside its routed
+	// experts (norms, linear weights and biases, the router),
+	// ExpertTensors those of one routed expert and OuterTensors those
+	// outside the layers (embeddings, final norm, output layer), as
+	// Megatron's GPTModel builds them; the local stack's optimizer pays per
+	// tensor (LocalConstants.OptimizerTensor).
+	LayerTensors, ExpertTensors, OuterTensors float64
 }
 
 // DimsOf splits config c as Megatron's num_floating_point_operations does
@@ -58,7 +65,43 @@ func DimsOf(cfg model.Config) Dims {
 	}
 	d.DenseParams = max(0, e.Megatron.Parameters-d.ExpertParams)
 	d.LogitsFLOPsPerSample = 6 * h * float64(e.Megatron.PaddedVocabSize) * float64(c.MTPNumLayers+1) * seq
+	d.LayerTensors, d.ExpertTensors, d.OuterTensors = tensors(&c, moe/float64(max(1, c.NumLayers)))
 	return d
+}
+
+// tensors counts the parameter tensors of GPTModel's local spec: a
+// weight and (add_bias_linear) a bias per linear layer, a weight and
+// (LayerNorm) a bias per norm; a MoE layer has a router and its experts'
+// fc1 and fc2 in place of the MLP, and a shared expert beside them; word
+// and position embeddings, the final norm and an untied
+// output layer outside the layers. moeShare is the share of layers that
+// are MoE. (Checked against the tensors Megatron built in
+// testdata/measured/components-h200.json's optimizer cases.)
+func tensors(c *model.Config, moeShare float64) (layer, expert, outer float64) {
+	lin, norm := 1.0, 1.0
+	if c.AddBiasLinear == nil || *c.AddBiasLinear {
+		lin = 2
+	}
+	if c.Normalization != "RMSNorm" {
+		norm = 2
+	}
+	attn := 2*norm + 2*lin // input and pre-MLP norms, QKV, projection
+	mlp := 2 * lin
+	moe := 1.0 // router
+	if c.MoESharedExpertIntermediateSize > 0 {
+		moe += 2 * lin
+	}
+	layer = attn + (1-moeShare)*mlp + moeShare*moe
+	if c.NumExperts > 0 {
+		expert = 2 * lin
+	}
+	// Word and position embeddings (Megatron's default learned_absolute:
+	// the model keys have no position_embedding_type), final norm.
+	outer = 2 + norm
+	if c.UntieEmbeddingsAndOutputWeights {
+		outer++
+	}
+	return layer, expert, outer
 }
 
 func moeLayers(c *model.Config) int {

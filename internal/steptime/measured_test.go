@@ -68,7 +68,8 @@ func size(v int) int { return max(1, v) }
 
 // The measured runs of the gpu helper (testdata/measured: Megatron-core's
 // local layer spec, torch AdamW, no overlap, 1 and 2 GPUs): none of them
-// was fitted; predicted beside measured, and the agreement, held.
+// was fitted (the local stack's figures come from component measurements,
+// LocalMeasured); predicted beside measured, and the agreement, held.
 func TestMeasuredSteps(t *testing.T) {
 	dir := filepath.Join(testutil.RepoRoot(), "testdata", "measured")
 	var b strings.Builder
@@ -107,10 +108,10 @@ func TestMeasuredSteps(t *testing.T) {
 	a := agreement{n: len(errs), medianAbsErr: median(errs), spearman: spearman(pred, meas)}
 	fmt.Fprintf(&b, "\n- %d measured runs: median \\|predicted/measured - 1\\| %.3f, Spearman of predicted and measured TFLOP/s per GPU %.3f\n", a.n, a.medianAbsErr, a.spearman)
 	t.Log("\n" + b.String())
-	// Held at what the model reaches on this stack (docs/calibration.md
-	// says why it is far from the published runs' agreement).
-	if a.medianAbsErr > 0.285 || a.spearman < 0.94 {
-		t.Errorf("measured runs: median |predicted/measured - 1| %.3f (held at <= 0.285), Spearman %.3f (held at >= 0.94)", a.medianAbsErr, a.spearman)
+	// Held at what the model reaches on this stack (issue 24's target is
+	// 0.15 and 0.8).
+	if a.medianAbsErr > 0.10 || a.spearman < 0.98 {
+		t.Errorf("measured runs: median |predicted/measured - 1| %.3f (held at <= 0.10), Spearman %.3f (held at >= 0.98)", a.medianAbsErr, a.spearman)
 	}
 	testutil.CheckDocTable(t, "docs/calibration.md", "measured on the lent GPUs", b.String())
 }

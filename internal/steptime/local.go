@@ -1,0 +1,147 @@
+package steptime
+
+import "github.com/mimoplan/mimoplan/internal/model"
+
+// LocalConstants are what the local stack costs beyond the calibrated
+// model's terms: Megatron-core's local layer spec (transformer_impl:
+// local) on a machine without Transformer Engine or Apex, where every op
+// is a PyTorch op issued from Python, and Megatron's optimizer falls back to
+// torch AdamW and to its own per-tensor loops for the gradient norm and the
+// copies (megatron/core/optimizer/__init__.py:29-35,
+// optimizer/clip_grads.py:38-47 and utils.py:1366-1389 at d98e8a6). Every
+// figure was measured on its own, on shapes other than the whole-step runs
+// it is checked against (scripts/measure-components.py on 2 H200,
+// testdata/measured/components-h200.json; scripts/fit-local.py derives
+// each from it and from gemm-h200.json and gemm-h100.json).
+type LocalConstants struct {
+	// GEMMEfficiency is the share of the BF16 peak torch.matmul reaches and
+	// GEMMLatency the fixed time of one product: t = F/(E peak) + t0 over
+	// the 528 measured products of transformer shapes (median error 5.8%).
+	GEMMEfficiency, GEMMLatency float64
+	// ElementwiseBytes is the HBM traffic of everything in a layer that is
+	// neither a GEMM nor attention (torch norms, bias, GeLU, dropout,
+	// residuals, the layouts' copies), per token, hidden unit and layer:
+	// GPU-bound layers' time less their GEMMs and attention.
+	ElementwiseBytes float64
+	// OptimizerBytes is the optimizer step's memory traffic per parameter
+	// it holds (torch AdamW's foreach passes over fp32 master weights,
+	// gradients and both moments, clipping, the copy back to bf16 and the
+	// gradient buffer's zeroing) at the data-sheet bandwidth;
+	// OptimizerTensor the fixed cost per parameter tensor (the fallback's
+	// per-tensor norm, which reads each tensor's norm back to the host, and
+	// per-tensor copies).
+	OptimizerBytes, OptimizerTensor float64
+	// HostLayer is the host's time to issue one layer's forward and
+	// backward of a micro-batch through Megatron's schedule and DDP (tp 1,
+	// fused attention); HostMicrobatch what a micro-batch costs it outside
+	// the layers (embedding, output layer, loss, schedule). HostTP, HostSP,
+	// HostCP and HostUnfusedAttention are what a layer adds with tensor
+	// parallelism, sequence parallelism, context parallelism (the
+	// all-gather attention) and Megatron's unfused DotProductAttention;
+	// HostRecompute what full recompute's second forward adds to a layer.
+	HostLayer, HostMicrobatch                    float64
+	HostTP, HostSP, HostCP, HostUnfusedAttention float64
+	HostRecompute                                float64
+	// CPAttention is the speed of attention under context parallelism
+	// through the measuring script's shim (measure_shims.SDPAttention:
+	// keys and values all-gathered, each local query chunk against its
+	// prefix with a lower-right causal mask) relative to fused attention on
+	// the same tokens.
+	CPAttention float64
+	// MoELayer and MoEExpert: a MoE layer's time per micro-batch, forward
+	// and backward, is MoELayer plus MoEExpert per local expert on top of
+	// its GPU work: the local spec's experts run one after another
+	// (SequentialMLP) and the dispatcher copies token counts to the host
+	// every layer, so the host's issue time is not hidden behind the GPU's.
+	MoELayer, MoEExpert float64
+}
+
+// LocalMeasured are the figures scripts/fit-local.py prints for
+// testdata/measured/components-h200.json (runs c1 and c2).
+var LocalMeasured = LocalConstants{
+	GEMMEfficiency:       0.707,
+	GEMMLatency:          18.2e-6,
+	ElementwiseBytes:     325,
+	OptimizerBytes:       132.4,
+	OptimizerTensor:      48.3e-6,
+	HostLayer:            2.88e-3,
+	HostMicrobatch:       2.12e-3,
+	HostTP:               0.65e-3,
+	HostSP:               0.99e-3,
+	HostCP:               1.77e-3,
+	HostUnfusedAttention: 1.65e-3,
+	HostRecompute:        1.35e-3,
+	CPAttention:          0.39,
+	MoELayer:             4.59e-3,
+	MoEExpert:            0.387e-3,
+}
+
+// local reports whether the layout states the local stack.
+func (c *Calibrated) local() bool { return c.Train.TransformerImpl == "local" }
+
+// gemmsPerLayer is the GEMMs of a layer's forward (QKV, projection, fc1,
+// fc2), each run again for the input and the weight gradients.
+const gemmsPerLayer = 4 * 3
+
+// localCompute is what the local stack adds to the GPU's busy time: the
+// GEMMs' fixed latency, then the host's issue time where it exceeds the
+// GPU's compute (the GPU waits for the host), and the MoE layers' host
+// synchronisation on top.
+func (c *Calibrated) localCompute(s *Shape, m *Module, w *work, t *Parts) {
+	mb := w.samples / max(1, w.mbTok/w.tokens) // micro-batches through this GPU
+	again := (2 + w.fwd) / 3
+	t.Compute += c.L.GEMMLatency * gemmsPerLayer * w.stage * mb * again
+	moe := float64(s.MoELayers) / float64(max(1, m.PP)) * max(1, m.Imbalance)
+	dense := max(0, w.stage-moe)
+	layer := c.L.HostLayer
+	if m.TP > 1 {
+		layer += c.L.HostTP
+		if s.Dims.SequenceParallel {
+			layer += c.L.HostSP
+		}
+	}
+	if m.CP > 1 {
+		layer += c.L.HostCP
+	}
+	if c.stack() < 1 {
+		layer += c.L.HostUnfusedAttention
+	}
+	if c.Train.RecomputeGranularity == model.RecomputeFull {
+		layer += c.L.HostRecompute * (w.fwd - 1)
+	}
+	// The floor is on compute alone, the communication's kernels counted
+	// on top: a floor on their sum would make the fastest model's total
+	// differ from this one's by rounding, in either direction.
+	t.Compute = max(t.Compute, mb*(dense*layer+c.L.HostMicrobatch))
+	if moe > 0 {
+		// The MoE constants were measured with tp 1 fused attention: a MoE
+		// layer pays the attention's settings as a dense one does.
+		local := float64(max(1, s.Dims.Experts)) / float64(max(1, m.EP))
+		t.Compute += mb * moe * (c.L.MoELayer + c.L.MoEExpert*local + layer - c.L.HostLayer)
+	}
+}
+
+// localOptimizer is the optimizer step over the parameters this GPU's
+// optimizer holds (the distributed optimizer's share of the data-parallel
+// group, dense and experts alike: an approximation for the experts, which
+// it shards over the expert-data group) and their tensors.
+func (c *Calibrated) localOptimizer(s *Shape, m *Module) float64 {
+	p, tensors := m.Params, c.tensorsOnRank(s, m)
+	if c.Train.UseDistributedOptimizer {
+		dp := float64(max(1, m.DP*max(1, m.CP)))
+		p /= dp
+		tensors /= dp
+	}
+	return p*c.L.OptimizerBytes/c.Dev.HBM + tensors*c.L.OptimizerTensor
+}
+
+// tensorsOnRank is the parameter tensors on a GPU of the busiest stage:
+// its layers' and its local experts', and the embedding and output ones.
+func (c *Calibrated) tensorsOnRank(s *Shape, m *Module) float64 {
+	d := &s.Dims
+	pp := float64(max(1, m.PP))
+	layers := float64(s.Layers) / pp * max(1, m.Imbalance)
+	moe := float64(s.MoELayers) / pp * max(1, m.Imbalance)
+	experts := float64(d.Experts) / float64(max(1, m.EP))
+	return layers*d.LayerTensors + moe*experts*d.ExpertTensors + d.OuterTensors
+}
