@@ -171,14 +171,20 @@ func (c *Calibrated) dispatch(vol, k float64, m *Module, flex bool) float64 {
 // attention and MLP blocks, two in each forward and two in the backward
 // (Korthikanti et al. 2022, sec. 4.2.2); a ring moves 2(t-1)/t of the
 // buffer. tp_comm_overlap hides all but TPExposed of it behind the GEMMs
-// (Megatron-LM transformer_config.py tp_comm_overlap, user buffers).
+// (Megatron-LM transformer_config.py tp_comm_overlap, user buffers), for a
+// tp group inside a node only: Transformer Engine's user buffers reach
+// peers through CUDA multicast or IPC handles, which an NVLink domain
+// alone gives (TransformerEngine issue #1071, 2024-08-02: "only possible
+// with single-node tensor-parallelism"; PR #1470 extends it to multi-node
+// NVLink, which DGX A100/H100/B200 nodes are not), so a tp group across
+// nodes sends all of it exposed.
 func (c *Calibrated) tpComm(s *Shape, m *Module, w *work) float64 {
 	if m.TP < 2 {
 		return 0
 	}
 	vol := w.samples * w.stage * (2*w.fwd + 2) * 2 * frac(m.TP) * w.tokens * float64(s.Hidden) * bf16Bytes
 	t := c.ring(vol, m, 1, m.TP)
-	if c.Train.TPCommOverlap {
+	if c.Train.TPCommOverlap && c.inNode(m.Offset, m.Ranks, 1, m.TP) {
 		t *= c.K.TPExposed
 	}
 	return t
