@@ -34,6 +34,12 @@ func TestTopKEqualsHeadOfAll(t *testing.T) {
 		tcase{name: "three modules with models, 16 GPUs, 2 nodes", est: Model{},
 			spec: "version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu_memory: 80GiB}\nbatch: {micro_batch_size: 1, global_batch_size: 64}\n" +
 				"modules:\n  - {name: vision, model: " + smallViT + "}\n  - {name: audio, model: " + smallViT + "}\n  - {name: language, model: " + smallLM + "}\n"},
+		// A split that lightens the last stage: the bounds take the
+		// lightest last stage any split gives (boundSplit).
+		tcase{name: "a split counting the loss, 15 GPUs, 3 nodes", est: Model{},
+			spec: "version: 1\ncluster: {nodes: 3, gpus_per_node: 5, gpu_memory: 80GiB}\nbatch: {micro_batch_size: 1, global_batch_size: 60}\n" +
+				"modules:\n  - name: language\n    account_for_loss_in_pipeline_split: true\n" +
+				"    model: {num_layers: 14, hidden_size: 256, num_attention_heads: 4, seq_length: 256, vocab_size: 8000}\n"},
 		tcase{name: "MoE with an encoder, 8 GPUs", est: toyEstimator{weights: 8e9}, mem: 6e9,
 			spec: "version: 1\ncluster: {nodes: 2, gpus_per_node: 4}\nbatch: {micro_batch_size: 1, global_batch_size: 32}\nmodules:\n" +
 				"  - name: vision\n  - name: language\n    num_experts: 4\n"})
