@@ -19,9 +19,15 @@ The shapes here are deliberately not those of testdata/measured (hidden 1,536 an
               `wall_s`: synchronised wall time; `host_s`: the time to issue the same work while the
               GPU is held busy by torch.cuda._sleep (the host's launch cost alone; `host_valid`
               false when the issue had to wait for the GPU).
+  profile     blocks as `block` (tp 1, flash; dense, and MoE with 4 and 16 experts) at 1,024 to
+              32,768 tokens, with their kernels' summed GPU time beside (`gpu_s`, torch.profiler):
+              how a layer's host time and GPU time combine.
   gpt         a whole GPTModel through Megatron's forward_backward_func (no pipelining), 2 and 6
               layers, 4 micro-batches of few tokens: the host's cost per micro-batch outside the
-              layers (embedding, output layer, loss, schedule).
+              layers (embedding, output layer, loss, schedule). `--parts gptmoe`: the same for MoE
+              models (4 and 16 experts) at 256 to 16,384 tokens, with their kernels' GPU time;
+              `--parts gptmoe2`: 16 experts at ep 2 and at dp 2 with the gradients' reduction
+              (finalize_model_grads), and 8 experts.
 
 Run on 2 GPUs from the repository root, with measure_runtime.py and measure_shims.py beside it
 and Megatron extracted as measure-memory.sh's header says. testdata/measured/components-h200.json
@@ -59,7 +65,7 @@ def main():
     rank, world = rt.init_process(2, "measure-components")
     torch.distributed.init_process_group(backend="nccl", rank=rank, world_size=world)
     t_start = time.perf_counter()
-    res = {"env": rt.env_info(), "optimizer": [], "block": [], "gpt": []}
+    res = {"env": rt.env_info(), "optimizer": [], "block": [], "gpt": [], "profile": []}
     res["env"]["sleep_cycles_per_s"] = sleep_rate()
     parts = o.parts.split(",")
     runs = []
@@ -69,12 +75,19 @@ def main():
         runs += [("block", v) for v in BLOCK_VARIANTS]
     if "gpt" in parts:
         runs += [("gpt", v) for v in GPT_VARIANTS]
+    if "profile" in parts:
+        runs += [("profile", v) for v in PROFILE_VARIANTS]
+    if "gptmoe" in parts:
+        runs += [("gpt", v) for v in GPT_MOE_VARIANTS]
+    if "gptmoe2" in parts:
+        runs += [("gpt", v) for v in GPT_MOE2_VARIANTS]
     for kind, v in runs:
         if time.perf_counter() - t_start > o.budget_s:
             if rank == 0:
                 print(f"budget spent; skipping {kind} {v}", flush=True)
             continue
-        fn = {"optimizer": opt_case, "block": block_case, "gpt": gpt_case}[kind]
+        fn = {"optimizer": opt_case, "block": block_case, "gpt": gpt_case,
+              "profile": profile_case}[kind]
         try:
             rec = fn(o.megatron, dict(v), res["env"]["sleep_cycles_per_s"])
         except Exception as e:  # one failing shape must not lose the rest
@@ -129,10 +142,32 @@ BLOCK_VARIANTS += [
     dict(hidden=1536, batch=1, attention="flash", experts=4, moe_ffn=1536),
 ]
 
+# How a layer's host time and GPU time combine: blocks timed as `block` does and, apart, their
+# kernels' summed GPU time (torch.profiler), at token counts from host-bound to GPU-bound.
+PROFILE_VARIANTS = [dict(hidden=1536, batch=_b, attention="flash", experts=_e, moe_ffn=1536)
+                    for _e in (4, 16) for _b in (1, 4, 16, 32)]
+PROFILE_VARIANTS += [dict(hidden=1536, batch=_b, attention="flash") for _b in (1, 4, 16, 32)]
+PROFILE_VARIANTS += [dict(hidden=1536, batch=4, attention="local", experts=16, moe_ffn=1536),
+                     dict(hidden=1536, batch=4, attention="local", experts=16, moe_ffn=1536,
+                          recompute="selective")]
+
 GPT_VARIANTS = [dict(hidden=1536, batch=1, seq=256, layers=2),
                 dict(hidden=1536, batch=1, seq=256, layers=6),
                 dict(hidden=1536, batch=4, seq=1024, layers=2),
                 dict(hidden=1536, batch=4, seq=1024, layers=6)]
+# MoE GPT models through the schedule and DDP (the profile part): 4 and 16 experts, few tokens
+# (the host's time) and many (how it combines with the GPU's), with their kernels' GPU time.
+GPT_MOE_VARIANTS = [dict(hidden=1536, batch=_b, seq=_s, layers=_l, experts=_e, moe_ffn=1536,
+                         attention="flash", profile=True)
+                    for _e in (4, 16) for _b, _s in ((1, 256), (4, 1024), (16, 1024))
+                    for _l in (2, 6)]
+# The same with the 2 ranks cooperating: ep 2 (the allgather dispatcher's collectives every layer)
+# and dp 2 (the gradients all-reduced at the end by finalize_model_grads), and 8 experts at ep 1.
+GPT_MOE2_VARIANTS = [dict(hidden=1536, batch=_b, seq=_s, layers=_l, experts=_e, moe_ffn=1536,
+                          attention="flash", profile=True, **_x)
+                     for _e, _x in ((16, dict(ep=2, finalize=True)), (16, dict(finalize=True)),
+                                    (8, {}))
+                     for _b, _s in ((1, 256), (4, 1024)) for _l in (2, 6)]
 
 
 def sleep_rate():
@@ -259,6 +294,52 @@ def block_case(megatron_dir, v, rate):
     return rec
 
 
+def gpu_busy(fn, reps=3):
+    """Summed GPU time of fn's kernels (torch.profiler), median over reps, seconds."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    out = []
+    for _ in range(reps):
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize()
+        out.append(sum(e.self_device_time_total for e in prof.key_averages()) / 1e6)
+    return statistics.median(out)
+
+
+def profile_case(megatron_dir, v, rate):
+    import torch
+    from megatron.core.transformer.transformer_block import TransformerBlock
+    setup_parallel(v)
+    seq = v.get("seq", 1024)
+    rec = {"case": v}
+    for layers in (2, 6):
+        config = transformer_config(v, layers)
+        block = TransformerBlock(config, layer_spec(v, config), post_process=False).cuda()
+        block = block.bfloat16()
+        x = torch.randn(seq, v["batch"], v["hidden"], device="cuda", dtype=torch.bfloat16,
+                        requires_grad=True)
+        g = torch.randn_like(x)
+
+        def fb():
+            out = block(x, attention_mask=None)
+            out.backward(g)
+        r = timed(fb, rate)
+        r["gpu_s"] = gpu_busy(fb)
+        rec[f"layers{layers}"] = r
+        del block, x, g
+        torch.cuda.empty_cache()
+    a, b = rec["layers2"], rec["layers6"]
+    rec["per_layer_wall_s"] = (b["wall_s"] - a["wall_s"]) / 4
+    rec["per_layer_gpu_s"] = (b["gpu_s"] - a["gpu_s"]) / 4
+    if a.get("host_valid") and b.get("host_valid"):
+        rec["per_layer_host_s"] = (b["host_s"] - a["host_s"]) / 4
+    rec["wall_s"] = rec["per_layer_wall_s"]
+    return rec
+
+
 def gpt_model(v, layers):
     import torch
     from megatron.core.distributed import DistributedDataParallel, DistributedDataParallelConfig
@@ -342,6 +423,9 @@ def gpt_case(megatron_dir, v, rate):
         return out, loss_func
 
     fbf = get_forward_backward_func()
+    if v.get("finalize"):
+        from megatron.core.distributed.finalize_model_grads import finalize_model_grads
+        config.finalize_model_grads_func = finalize_model_grads
 
     def run():
         model.zero_grad_buffer()
@@ -349,6 +433,8 @@ def gpt_case(megatron_dir, v, rate):
             num_microbatches=nmb, seq_length=seq, micro_batch_size=mbs, forward_only=False)
     rec = {"case": v, "microbatches": nmb}
     rec.update(timed(run, rate))
+    if v.get("profile"):
+        rec["gpu_s"] = gpu_busy(run)
     del model
     return rec
 

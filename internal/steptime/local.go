@@ -31,15 +31,18 @@ type LocalConstants struct {
 	// per-tensor norm, which reads each tensor's norm back to the host, and
 	// per-tensor copies).
 	OptimizerBytes, OptimizerTensor float64
-	// HostLayer is the host's time to issue one layer's forward and
-	// backward of a micro-batch through Megatron's schedule and DDP (tp 1,
-	// fused attention); HostMicrobatch what a micro-batch costs it outside
-	// the layers (embedding, output layer, loss, schedule). HostTP, HostSP,
+	// HostBlock is the host's time to issue one bare layer's forward and
+	// backward of a micro-batch (tp 1, fused attention) and HostTensor what
+	// Megatron's schedule and DDP add per parameter tensor of the layer
+	// (DDP's gradient hook on each): 12 tensors of a GPT layer make the
+	// 2.88 ms a layer measured through the schedule. HostMicrobatch is what
+	// a micro-batch costs the host outside the layers (embedding, output
+	// layer, loss, schedule). HostTP, HostSP,
 	// HostCP and HostUnfusedAttention are what a layer adds with tensor
 	// parallelism, sequence parallelism, context parallelism (the
 	// all-gather attention) and Megatron's unfused DotProductAttention;
 	// HostRecompute what full recompute's second forward adds to a layer.
-	HostLayer, HostMicrobatch                    float64
+	HostBlock, HostTensor, HostMicrobatch        float64
 	HostTP, HostSP, HostCP, HostUnfusedAttention float64
 	HostRecompute                                float64
 	// CPAttention is the speed of attention under context parallelism
@@ -48,12 +51,15 @@ type LocalConstants struct {
 	// prefix with a lower-right causal mask) relative to fused attention on
 	// the same tokens.
 	CPAttention float64
-	// MoELayer and MoEExpert: a MoE layer's time per micro-batch, forward
-	// and backward, is MoELayer plus MoEExpert per local expert on top of
-	// its GPU work: the local spec's experts run one after another
-	// (SequentialMLP) and the dispatcher copies token counts to the host
-	// every layer, so the host's issue time is not hidden behind the GPU's.
-	MoELayer, MoEExpert float64
+	// MoELayer and MoEExpert: the host's time to issue a MoE layer's
+	// forward and backward of a micro-batch through the schedule and DDP
+	// is MoELayer plus MoEExpert per local expert (the local spec's
+	// SequentialMLP runs the experts one after another, DDP hooks each
+	// one's tensors); MoESync is the stall the dispatcher's copy of token
+	// counts to the host adds to every MoE layer and micro-batch, whether
+	// the GPU or the host sets the pace (a MoE layer's wall time less its
+	// kernels' GPU time where the GPU's work exceeds the host's).
+	MoELayer, MoEExpert, MoESync float64
 }
 
 // LocalMeasured are the figures scripts/fit-local.py prints for
@@ -64,7 +70,8 @@ var LocalMeasured = LocalConstants{
 	ElementwiseBytes:     325,
 	OptimizerBytes:       132.4,
 	OptimizerTensor:      48.3e-6,
-	HostLayer:            2.88e-3,
+	HostBlock:            1.90e-3,
+	HostTensor:           82e-6,
 	HostMicrobatch:       2.12e-3,
 	HostTP:               0.65e-3,
 	HostSP:               0.99e-3,
@@ -72,8 +79,9 @@ var LocalMeasured = LocalConstants{
 	HostUnfusedAttention: 1.65e-3,
 	HostRecompute:        1.35e-3,
 	CPAttention:          0.39,
-	MoELayer:             4.59e-3,
-	MoEExpert:            0.387e-3,
+	MoELayer:             3.85e-3,
+	MoEExpert:            0.635e-3,
+	MoESync:              1.20e-3,
 }
 
 // local reports whether the layout states the local stack.
@@ -85,40 +93,43 @@ const gemmsPerLayer = 4 * 3
 
 // localCompute is what the local stack adds to the GPU's busy time: the
 // GEMMs' fixed latency, then the host's issue time where it exceeds the
-// GPU's compute (the GPU waits for the host), and the MoE layers' host
-// synchronisation on top.
+// GPU's compute (the GPU waits for the host; MoE layers' issue time
+// included), and the MoE layers' synchronisation stall on top.
 func (c *Calibrated) localCompute(s *Shape, m *Module, w *work, t *Parts) {
 	mb := w.samples / max(1, w.mbTok/w.tokens) // micro-batches through this GPU
 	again := (2 + w.fwd) / 3
 	t.Compute += c.L.GEMMLatency * gemmsPerLayer * w.stage * mb * again
 	moe := float64(s.MoELayers) / float64(max(1, m.PP)) * max(1, m.Imbalance)
 	dense := max(0, w.stage-moe)
-	layer := c.L.HostLayer
+	extra := 0.0 // what the settings add to a layer's issue time
 	if m.TP > 1 {
-		layer += c.L.HostTP
+		extra += c.L.HostTP
 		if s.Dims.SequenceParallel {
-			layer += c.L.HostSP
+			extra += c.L.HostSP
 		}
 	}
 	if m.CP > 1 {
-		layer += c.L.HostCP
+		extra += c.L.HostCP
 	}
 	if c.stack() < 1 {
-		layer += c.L.HostUnfusedAttention
+		extra += c.L.HostUnfusedAttention
 	}
 	if c.Train.RecomputeGranularity == model.RecomputeFull {
-		layer += c.L.HostRecompute * (w.fwd - 1)
+		extra += c.L.HostRecompute * (w.fwd - 1)
+	}
+	d := &s.Dims
+	host := dense * (c.L.HostBlock + c.L.HostTensor*d.LayerTensors + extra)
+	if moe > 0 {
+		// Measured with tp 1 fused attention: a MoE layer pays the
+		// attention's settings as a dense one does.
+		local := float64(max(1, d.Experts)) / float64(max(1, m.EP))
+		host += moe * (c.L.MoELayer + c.L.MoEExpert*local + extra)
 	}
 	// The floor is on compute alone, the communication's kernels counted
 	// on top: a floor on their sum would make the fastest model's total
 	// differ from this one's by rounding, in either direction.
-	t.Compute = max(t.Compute, mb*(dense*layer+c.L.HostMicrobatch))
-	if moe > 0 {
-		// The MoE constants were measured with tp 1 fused attention: a MoE
-		// layer pays the attention's settings as a dense one does.
-		local := float64(max(1, s.Dims.Experts)) / float64(max(1, m.EP))
-		t.Compute += mb * moe * (c.L.MoELayer + c.L.MoEExpert*local + layer - c.L.HostLayer)
-	}
+	t.Compute = max(t.Compute, mb*(host+c.L.HostMicrobatch))
+	t.Compute += mb * moe * c.L.MoESync
 }
 
 // localOptimizer is the optimizer step over the parameters this GPU's
