@@ -90,6 +90,9 @@ var reads = map[RuleID]string{
 	RuleMicroBatchNotDivisible:         "dp batch target",
 	RuleGlobalBatchRequired:            "batch target",
 	RuleGlobalBatchDefaultNotDivisible: "language.dp language.gtp_remat batch target names",
+	// A module's pipeline sizes beside the language module's lanes, which
+	// give the micro-batches of a step.
+	RuleInterleavedMicrobatches: "pp vpp split language.dp language.gtp_remat batch target names",
 
 	RuleHeadsNotDivisible:           modelInputs + "tp",
 	RuleQueryGroupsNotDivisible:     modelInputs + "tp",

@@ -30,6 +30,7 @@ const (
 	RuleMicroBatchNotDivisible         RuleID = "micro-batch-not-divisible"
 	RuleGlobalBatchRequired            RuleID = "global-batch-required"
 	RuleGlobalBatchDefaultNotDivisible RuleID = "global-batch-default-not-divisible"
+	RuleInterleavedMicrobatches        RuleID = "interleaved-microbatches-not-divisible"
 	RuleHeadsNotDivisible              RuleID = "heads-not-divisible"
 	RuleQueryGroupsNotDivisible        RuleID = "query-groups-not-divisible"
 	RuleHiddenNotDivisible             RuleID = "hidden-not-divisible"

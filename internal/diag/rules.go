@@ -44,6 +44,7 @@ var catalogue = []Rule{
 	{RuleMicroBatchNotDivisible, Error, "micro_batch_size is not divisible by a module's dp.", "Megatron-Bridge@067f987df03b src/megatron/bridge/training/megatron_mimo_parallel_utils.py:403"},
 	{RuleGlobalBatchRequired, Error, "Target megatron-bridge: batch has no global_batch_size.", "Megatron-Bridge@067f987df03b src/megatron/bridge/training/config.py:2079"},
 	{RuleGlobalBatchDefaultNotDivisible, Warning, "Target megatron-lm: a batch without global_batch_size while the language module has gtp_remat above 1.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:703, :715"},
+	{RuleInterleavedMicrobatches, Error, "Target core: a module with pp above 1 and a virtual pipeline runs the interleaved schedule, which needs the micro-batches of a step to be a multiple of pp.", "Megatron-LM@d98e8a64ddf3 megatron/core/pipeline_parallel/schedules.py:163, :1168, :1180, megatron/core/model_parallel_config.py:567"},
 
 	// Model rules.
 	{RuleHeadsNotDivisible, Error, "A module's num_attention_heads is not a multiple of its tp.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_config.py:1446"},

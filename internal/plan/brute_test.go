@@ -64,6 +64,7 @@ type bruteCase struct {
 const (
 	smallLM  = "{num_layers: 4, hidden_size: 256, num_attention_heads: 4, num_query_groups: 2, seq_length: 256, vocab_size: 1000}"
 	smallMoE = "{num_layers: 2, hidden_size: 256, num_attention_heads: 4, seq_length: 128, vocab_size: 1000, num_experts: 4, moe_router_topk: 2}"
+	smallLM8 = "{num_layers: 8, hidden_size: 256, num_attention_heads: 4, num_query_groups: 2, seq_length: 256, vocab_size: 1000}"
 	smallViT = "{num_layers: 2, hidden_size: 128, num_attention_heads: 2, seq_length: 64}"
 )
 
@@ -71,6 +72,12 @@ var bruteCases = []bruteCase{
 	{name: "model, 8 GPUs, tp cp pp vpp open, memory", slow: true, open: []string{"tp", "cp", "pp", "vpp"}, model: true,
 		spec: "version: 1\ncluster: {nodes: 2, gpus_per_node: 4, gpu_memory: 3300MiB}\nbatch: {micro_batch_size: 1, global_batch_size: 16}\nmodules:\n" +
 			"  - {name: language, ep: 1, expt_tp: 1, model: " + smallLM + "}\n"},
+	// Target core runs a virtual pipeline through the interleaved
+	// schedule: 6 micro-batches suit pp 2 at dp 1 only (pp 4 leaves 2 over,
+	// dp 2 gives 3), which interleaved-microbatches-not-divisible decides.
+	{name: "model, 4 GPUs, tp pp vpp open, interleaved micro-batches", open: []string{"tp", "pp", "vpp"}, model: true,
+		spec: "version: 1\ncluster: {nodes: 1, gpus_per_node: 4, gpu_memory: 80GiB}\nbatch: {micro_batch_size: 1, global_batch_size: 6}\nmodules:\n" +
+			"  - {name: language, cp: 1, ep: 1, expt_tp: 1, model: " + smallLM8 + "}\n"},
 	{name: "models, MoE, 4 GPUs, memory", open: []string{"tp", "ep"}, model: true,
 		spec: "version: 1\ntarget: megatron-bridge\ncluster: {nodes: 1, gpus_per_node: 4, gpu_memory: 5000MiB}\nbatch: {micro_batch_size: 4, global_batch_size: 8}\n" +
 			"training: {use_distributed_optimizer: true}\nmodules:\n" +

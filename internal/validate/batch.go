@@ -75,6 +75,7 @@ func (c *checker) laneBatch(lang int) {
 		return
 	}
 	c.fact("%d micro-batches per global batch (%d / %d)", gbs/step, gbs, step)
+	c.interleaving(gbs/step, step)
 }
 
 // bridgeBatch: for megatron-bridge, micro_batch_size is the global MIMO

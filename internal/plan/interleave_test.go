@@ -1,0 +1,60 @@
+package plan
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/steptime"
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+// TestSuggestRespectsInterleavedMicrobatches: in the brute-force case of
+// interleaved micro-batches, the space holds layouts that
+// interleaved-microbatches-not-divisible alone refuses, and suggest
+// proposes none of them, while it still proposes interleaved layouts
+// whose micro-batches suit their pp (a planner that ignored the rule
+// would keep the former; one that dropped interleaving, neither).
+func TestSuggestRespectsInterleavedMicrobatches(t *testing.T) {
+	i := slices.IndexFunc(bruteCases, func(c bruteCase) bool {
+		return c.name == "model, 4 GPUs, tp pp vpp open, interleaved micro-batches"
+	})
+	require.GreaterOrEqual(t, i, 0)
+	tc := bruteCases[i]
+	spec, d := layout.ParseSpec("spec.yaml", []byte(tc.spec))
+	require.Empty(t, d.Items)
+	res, err := Search(&Request{Spec: spec, Est: Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory)})
+	require.NoError(t, err)
+	got := map[string]bool{}
+	interleaved := 0
+	for _, c := range res.Candidates {
+		got[key(c.Modules)] = true
+		if c.Modules[0].VPP > 1 {
+			interleaved++
+		}
+	}
+	require.Positive(t, interleaved, "suggest keeps the interleaved layouts the rule accepts")
+
+	refused := 0
+	for _, raw := range expand(Choice{Name: "language", NumRanks: 4, Sizes: Sizes{CP: 1, EP: 1, ExptTP: 1, GTPRemat: 1, ExptGTPRemat: 1}}, tc.open, &spec.Modules[0], 4) {
+		l := *spec
+		l.Modules = slices.Clone(spec.Modules)
+		m := &l.Modules[0]
+		m.RankOffset, m.NumRanks = 0, 4
+		m.TP, m.PP, m.VPP = raw.TP, raw.PP, raw.VPP
+		var r []string
+		for _, x := range validate.Check(&l, &diag.List{File: "raw"}).Diags.Items {
+			if x.Severity == diag.Error {
+				r = append(r, x.Rule)
+			}
+		}
+		if len(r) == 1 && r[0] == string(diag.RuleInterleavedMicrobatches) {
+			refused++
+			require.False(t, got[key([]Choice{raw})], "suggest proposes %s, which %s refuses", key([]Choice{raw}), r[0])
+		}
+	}
+	require.Positive(t, refused, "the case holds layouts only the rule refuses")
+}

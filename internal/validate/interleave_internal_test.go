@@ -1,0 +1,82 @@
+package validate
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/layout"
+)
+
+// The upstream lines of the interleaved schedule's micro-batch checks, as
+// the fixture names them (diag's catalogue cites the same).
+var interleaveLines = map[string]interleaveFault{
+	"": interleaveOK,
+	"megatron/core/pipeline_parallel/schedules.py:1168": interleaveRange,
+	"megatron/core/pipeline_parallel/schedules.py:1180": interleaveRemainder,
+}
+
+// TestInterleavedMicrobatchesMatchesMegatron: on every case of
+// testdata/interleave-megatron.json (scripts/gen-interleave-fixtures.py
+// ran Megatron-LM's get_forward_backward_func and the interleaved
+// schedule's checks), mimoplan runs the interleaved schedule where
+// upstream picks it, and refuses what upstream refuses, by the same check.
+func TestInterleavedMicrobatchesMatchesMegatron(t *testing.T) {
+	raw, err := os.ReadFile("testdata/interleave-megatron.json")
+	require.NoError(t, err)
+	var f struct {
+		Commit  string   `json:"megatron_commit"`
+		Columns []string `json:"columns"`
+		Cases   [][]any  `json:"cases"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &f))
+	require.Equal(t, "d98e8a64ddf34856e74b24714e3bedb2f5a39553", f.Commit)
+	require.Equal(t, []string{"pp", "vpp", "m", "n", "schedule", "error"}, f.Columns)
+	require.Greater(t, len(f.Cases), 1000)
+	seen := map[interleaveFault]int{}
+	for _, c := range f.Cases {
+		pp, vpp, m, n := int(c[0].(float64)), int(c[1].(float64)), int(c[2].(float64)), int(c[3].(float64))
+		schedule, line := c[4].(string), c[5].(string)
+		interleaved := InterleavedVPP(&layout.Module{VPP: vpp}, pp) > 0
+		require.Equal(t, schedule == "forward_backward_pipelining_with_interleaving", interleaved,
+			"pp %d vpp %d: upstream runs %s", pp, vpp, schedule)
+		if !interleaved {
+			continue
+		}
+		want, ok := interleaveLines[line]
+		require.True(t, ok, "an upstream check mimoplan does not know: %s", line)
+		require.Equal(t, want, interleaveCheck(pp, m, n), "pp %d vpp %d M %d N %d (upstream: %q)", pp, vpp, m, n, line)
+		seen[want]++
+	}
+	// Every verdict occurs, so the comparison is not vacuous.
+	require.Len(t, seen, 3, "%v", seen)
+}
+
+// TestInterleavedVPP: the virtual size the interleaved schedule runs
+// with, given or from a layout's stages.
+func TestInterleavedVPP(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		vpp, pp    int
+		layoutText string
+		want       int
+	}{
+		{"none", 0, 4, "", 0},
+		{"vpp 1 is none", 1, 4, "", 0},
+		{"vpp 2", 2, 4, "", 2},
+		{"pp 1", 2, 1, "", 0},
+		{"layout of 2 pp stages", 0, 4, "Et|t|t|t|t|t|t|tL", 2},
+		{"layout of pp stages", 0, 4, "Et|t|t|tL", 0},
+		{"layout over vpp", 2, 2, "Et|t|t|t|t|tL", 3},
+		{"layout not a multiple of pp", 0, 4, "Et|t|t|t|tL", 0},
+		{"unreadable layout", 0, 2, "Ex|tL", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &layout.Module{VPP: tt.vpp}
+			m.Split.Layout = tt.layoutText
+			require.Equal(t, tt.want, InterleavedVPP(m, tt.pp))
+		})
+	}
+}
