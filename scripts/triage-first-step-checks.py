@@ -2,10 +2,10 @@
 """Lists every raise and assert that building a MIMO model and running its
 first training step can reach in Megatron-LM at d98e8a64ddf3
 (TransformerConfig.__post_init__, the MoE layer, router, experts and token
-dispatchers, attention, the optimizer, DDP and its buffers, the MIMO
-example's entry point and grid arguments), with the settings each one's
-condition reads, and writes docs/first-step-checks.md: for each, the
-mimoplan rule that covers it or why it is out of scope.
+dispatchers, attention, the optimizer, DDP and its buffers, the pipeline
+schedules, the MIMO example's entry point and grid arguments), with the
+settings each one's condition reads, and writes docs/first-step-checks.md:
+for each, the mimoplan rule that covers it or why it is out of scope.
 
 A check whose condition reads no setting a layout holds (the table LAYOUT
 below: the module sizes, the model keys, the training block) cannot be
@@ -38,6 +38,7 @@ FILES = [
     "megatron/core/optimizer/distrib_optimizer.py",
     "megatron/core/distributed/distributed_data_parallel.py",
     "megatron/core/distributed/param_and_grad_buffer.py",
+    "megatron/core/pipeline_parallel/schedules.py",
     "examples/mimo/pretrain_mimo.py",
     "examples/mimo/training/args.py",
 ]
@@ -46,7 +47,8 @@ FILES = [
 # arguments or the DDP/optimizer configs spell them), and the layout key.
 LAYOUT = {
     "tensor_model_parallel_size": "tp", "llm_tp": "tp", "encoder_tp": "tp", "mimo_llm_tp": "tp",
-    "pipeline_model_parallel_size": "pp", "llm_pp": "pp",
+    "pipeline_model_parallel_size": "pp", "llm_pp": "pp", "pipeline_parallel_size": "pp",
+    "num_microbatches": "batch.global_batch_size",
     "virtual_pipeline_model_parallel_size": "vpp",
     "context_parallel_size": "cp", "llm_cp": "cp", "cp_size": "cp",
     "expert_model_parallel_size": "ep", "llm_ep": "ep", "ep_size": "ep",
@@ -169,10 +171,11 @@ def main():
 Every `raise` and `assert` that building a MIMO model and running its first
 training step can reach in Megatron-LM@{COMMIT[:12]}: TransformerConfig,
 the MoE layer, router, experts and token dispatchers, attention, the
-optimizer, DDP and its buffers, and the MIMO example's entry point and grid
-arguments. Written by `scripts/triage-first-step-checks.py` from the
-Megatron-LM mirror and `scripts/first-step-verdicts.txt` (the script stops
-when a check that reads a layout setting has no verdict).
+optimizer, DDP and its buffers, the pipeline schedules, and the MIMO
+example's entry point and grid arguments. Written by
+`scripts/triage-first-step-checks.py` from the Megatron-LM mirror and
+`scripts/first-step-verdicts.txt` (the script stops when a check that reads
+a layout setting has no verdict).
 
 A check is **covered** when a mimoplan rule (docs/rules.md) refuses the
 layouts it refuses; **out of scope** when its condition reads no setting a
