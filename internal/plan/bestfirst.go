@@ -2,6 +2,7 @@ package plan
 
 import (
 	"cmp"
+	"container/heap"
 	"encoding/binary"
 	"math"
 	"slices"
@@ -11,23 +12,28 @@ import (
 )
 
 // place is one non-colocated placement and its bounds: the largest and
-// the sum of its modules' lbAt. Placements of equal bound are visited by
-// the sum, so that the kept set's sum of module times (less's second
-// key) tightens early.
+// the sum of its modules' lbAt (exact), or a cheap bound of those
+// (bandTiling). Placements of equal bound are visited by the sum, so that
+// the kept set's sum of module times (less's second key) tightens early.
 type place struct {
 	bound, sum float64
 	off, n     []int
-	ordinal    int // enumeration order, for a deterministic sort
+	ordinal    int // enumeration order, for a deterministic order
+	exact      bool
 }
 
 // bestFirst visits the non-colocated placements (Top > 0) by increasing
 // bound, in bands of bounds, and stops once a band reaches the worst kept
 // candidate: every placement left has a bound, hence every candidate in
-// it a step time, above it. The walk finds a band's placements by a cheap
-// bound (lbKnown, which never falls as the search goes on); each is then
-// placed by its exact one (lbAt), waiting for a later band when that is
-// above this one, so that every placement whose bound is at most the
-// threshold is visited, once (docs/suggest.md).
+// it a step time, above it. The walk finds a band's placements by each
+// module's lbFull (which never falls as the search goes on), stepping
+// only over the sizes whose lbFull is in the band (bandSets). A placement
+// enters the band by a cheap bound (bandTiling) and is bounded exactly
+// (lbAt) when it comes first, then comes back by that, or waits for a
+// later band when that is above this one, so that every placement whose
+// bound is at most the threshold is visited, once, by its exact bound
+// (docs/suggest.md). The band ends at the first placement past the kept
+// set's worst: the rest come after it.
 func (s *searcher) bestFirst() {
 	k := len(s.spec.Modules)
 	idx := make([]int, k)
@@ -62,39 +68,37 @@ func (s *searcher) bestFirst() {
 			}
 		}
 		s.setNmin(hi)
+		sets, fewest := s.bandSets(hi)
 		permute(idx, 0, func(perm []int) {
-			s.tiles(s.bandTiling(perm, lo, hi, off, n, func() {
-				band = append(band, place{off: slices.Clone(off), n: slices.Clone(n), ordinal: len(band)})
+			s.tiles(s.bandTiling(perm, lo, hi, sets, fewest, off, n, func(bound, sum float64) {
+				band = append(band, place{bound: bound, sum: sum, off: slices.Clone(off), n: slices.Clone(n), ordinal: len(band)})
 			}), 0, 0)
 		})
-		// Each placement by the bounds of its modules at their offsets;
-		// those above the band wait for a later one.
-		in := band[:0]
-		for _, p := range band {
-			p.bound, p.sum = s.placeBound(&p)
-			switch {
-			case p.bound <= hi:
-				in = append(in, p)
-			case !math.IsInf(p.bound, 1):
-				later = append(later, p)
-			}
-		}
-		band, deferred = in, later
-		slices.SortFunc(band, func(a, b place) int {
-			return cmp.Or(cmp.Compare(a.bound, b.bound), cmp.Compare(a.sum, b.sum), cmp.Compare(a.ordinal, b.ordinal))
-		})
-		for _, p := range band {
-			if p.bound > s.threshold() || s.stop {
+		deferred = later
+		h := placeHeap(band)
+		heap.Init(&h)
+		for h.Len() > 0 {
+			p := heap.Pop(&h).(place)
+			// The placements come by a lower bound of their exact bounds, which
+			// never comes before one popped earlier: past the threshold, or
+			// past the worst kept by less's first two keys, so is every one
+			// left (Invariant 6).
+			if p.bound > s.threshold() || s.stop || s.beyond(p.bound, p.sum) {
 				break
 			}
-			// What validate refused since the band was sorted may have
-			// raised the bound.
+			// What validate refused since the band was made may have raised
+			// the bound.
 			b, sum := s.placeBound(&p)
 			if b > hi {
 				if !math.IsInf(b, 1) {
-					p.bound = b // Invariant 7: it waits, never lost
+					p.bound, p.exact = b, true // Invariant 7: it waits, never lost
 					deferred = append(deferred, p)
 				}
+				continue
+			}
+			if !p.exact {
+				p.bound, p.sum, p.exact = b, sum, true
+				heap.Push(&h, p)
 				continue
 			}
 			// A placement may come again: from the walk and from deferred.
@@ -113,6 +117,22 @@ func (s *searcher) bestFirst() {
 		}
 		lo = hi
 	}
+}
+
+// placeHeap orders placements by bound, then sum, then enumeration.
+type placeHeap []place
+
+func (h placeHeap) Len() int { return len(h) }
+func (h placeHeap) Less(a, b int) bool {
+	return cmp.Or(cmp.Compare(h[a].bound, h[b].bound), cmp.Compare(h[a].sum, h[b].sum), cmp.Compare(h[a].ordinal, h[b].ordinal)) < 0
+}
+func (h placeHeap) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
+func (h *placeHeap) Push(x any)   { *h = append(*h, x.(place)) }
+func (h *placeHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // placeBound is the largest and the sum of p's modules' lbAt.
@@ -145,40 +165,95 @@ func (s *searcher) setNmin(hi float64) {
 	}
 }
 
-// lbKnown is lbFull where it is known, else compute alone, which is at
-// most lbFull and costs nothing.
-func (s *searcher) lbKnown(i, n int) float64 {
-	if s.lbs != nil && s.lbs[i] != nil && !math.IsNaN(s.lbs[i][n]) {
-		return s.lbs[i][n]
+// bandSets are the sizes each module may take in a band: those from its
+// nmin on whose lbFull is at most hi, leaving the others their fewest
+// ranks; and each module's fewest. The modules with the most compute
+// come first, so that the encoders' ranges end where the language
+// module's fewest ranks leave them.
+func (s *searcher) bandSets(hi float64) ([]sizeSet, []int) {
+	w, k := s.spec.WorldSize, len(s.shapes)
+	fewest := slices.Clone(s.nmin)
+	order := make([]int, k)
+	for i := range order {
+		order[i] = i
 	}
-	return s.time.Compute(&s.shapes[i], n)
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Compare(s.time.Compute(&s.shapes[b], w), s.time.Compute(&s.shapes[a], w))
+	})
+	sets := make([]sizeSet, k)
+	for _, i := range order {
+		rest := 0
+		for j := range k {
+			if j != i {
+				rest += fewest[j]
+			}
+		}
+		z := sizeSet{in: make([]bool, w+1)}
+		for size := fewest[i]; size <= w-rest && !s.stop; size++ {
+			if s.sizeAllowed(i, size) && s.lbBand(i, size) <= hi {
+				z.list = append(z.list, size)
+				z.in[size] = true
+			}
+		}
+		fewest[i] = w + 1
+		if len(z.list) > 0 {
+			fewest[i] = z.list[0]
+		}
+		sets[i] = z
+	}
+	return sets, fewest
 }
 
-// bandTiling is the tiling of a band: each module takes at least nmin
-// ranks, and visit is called at each tiling whose cheap bound (the
-// largest of its modules' lbKnown) falls in (lo, hi].
-func (s *searcher) bandTiling(perm []int, lo, hi float64, off, n []int, visit func()) *tiling {
-	bound := make([]float64, len(perm)) // the cheap bound of perm[:p+1]
-	return &tiling{perm: perm, off: off, n: n, least: func(i int) int { return s.nmin[i] },
+// lbBand is module i's bound on n ranks in a band: lbFull, or 0 for a
+// module without FLOPs, which costs nothing (steptime.Model's inequality
+// 2), so that its factorizations are not listed for every size.
+func (s *searcher) lbBand(i, n int) float64 {
+	if s.shapes[i].FLOPsPerSample == 0 {
+		return 0
+	}
+	return s.lbFull(i, n)
+}
+
+// bandTiling is the tiling of a band: each module takes a size of its
+// set, and visit is called at each tiling whose bound by lbFull (the
+// largest of its modules') falls in (lo, hi], with a cheap bound of its
+// exact bound and sum: lbFull, but lbAt for the module that sets it.
+func (s *searcher) bandTiling(perm []int, lo, hi float64, sets []sizeSet, fewest []int, off, n []int, visit func(bound, sum float64)) *tiling {
+	bound := make([]float64, len(perm)) // the bound of perm[:p+1]
+	last := len(perm) - 1
+	return &tiling{perm: perm, off: off, n: n, sets: sets, least: func(i int) int { return fewest[i] },
 		enter: func(p, i, _, size int) bool {
-			// lbFull where compute alone is already half the band: there it
-			// decides; elsewhere it is asked only of the placements visited.
-			v := s.lbKnown(i, size)
-			if v > hi/2 {
-				v = s.lbFull(i, size)
-			}
 			prev := 0.0
 			if p > 0 {
 				prev = bound[p-1]
 			}
-			v = max(prev, v)
-			bound[p] = v
-			return v <= hi
+			bound[p] = max(prev, s.lbBand(i, size))
+			return bound[p] <= hi
 		},
 		leaf: func() {
-			if bound[len(perm)-1] > lo {
-				visit()
+			if bound[last] <= lo {
+				return
 			}
+			// The module that sets the bound, at its offset (lbAt): a few
+			// sizes of few modules, where the others' lbAt would each be
+			// asked of many placements. Summed in placeBound's order, so
+			// that the sum is at most its (Invariant 5).
+			top := perm[0]
+			for _, i := range perm {
+				if s.lbBand(i, n[i]) > s.lbBand(top, n[top]) {
+					top = i
+				}
+			}
+			b, sum := bound[last], 0.0
+			for i := range n {
+				v := s.lbBand(i, n[i])
+				if i == top && v > 0 {
+					v = s.lbAt(i, off[i], n[i])
+					b = max(b, v)
+				}
+				sum += v
+			}
+			visit(b, sum)
 		}}
 }
 

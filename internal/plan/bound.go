@@ -38,12 +38,20 @@ func (s *searcher) lbFull(i, n int) float64 { // Invariant 5
 // time in the placement.
 func (s *searcher) lbAt(i, off, n int) float64 { // Invariant 5
 	key := [3]int{i, s.time.OffsetClass(off), n} // inequality 6 of steptime.Model
-	if v, ok := s.lbAts.get(key); ok {
-		return v
+	gen := s.gen[[2]int{i, n}]
+	if v, ok := s.lbAts.get(key); ok && v.gen == gen {
+		return v.v
 	}
 	v := s.minTime(i, off, n, s.time)
-	s.lbAts.put(key, v, 1)
+	s.lbAts.put(key, known{v, gen}, 1)
 	return v
+}
+
+// known is a bound with the generation of its module's refusals on its
+// ranks it was computed under (searcher.gen).
+type known struct {
+	v   float64
+	gen int
 }
 
 // boundFact is the factorizations minTime reads: the search's own when it
@@ -62,7 +70,7 @@ func (s *searcher) boundFact(i, n int) *fact {
 	if i == s.lang {
 		keep = s.wholeSteps
 	}
-	f := s.newFact(i, n, keep)
+	f := s.newBoundFact(i, n, keep)
 	s.bfacts.put(key, f, len(f.es))
 	return f
 }

@@ -35,10 +35,10 @@ func (s *searcher) experts(i int, step, sum float64) bool { // Invariant 9
 		// nogood.go learns no rule that reads them there.
 		return s.judge(step, sum) && !s.anyBad(len(s.order)) && !(s.req.Top > 0 && s.took)
 	}
-	c, m := &s.cur[i], &s.spec.Modules[i]
+	c := &s.cur[i]
 	base := c.Sizes
 	defer func() { c.Sizes = base }()
-	for _, x := range expertSizes(s.divs, m, c.NumRanks, c.PP, c.EP, s.req.Options) {
+	for _, x := range expertSizes(s.divs, s.spaces[i], c.NumRanks, c.PP, c.EP) {
 		c.ExptTP, c.ExptGTPRemat = x[0], x[1]
 		if !s.experts(i+1, step, sum) {
 			return false
@@ -52,6 +52,11 @@ func (s *searcher) experts(i int, step, sum float64) bool { // Invariant 9
 // specs without models of docs/suggest.md), so that the limit bounds the
 // time whichever dominates.
 const judgeNodes = 100
+
+// boundNodes is what listing a module's factorizations of a number of
+// ranks for a bound counts (newBoundFact): about as long as a judgement
+// where the model is asked about them, a few microseconds to tens.
+const boundNodes = 100
 
 // judge asks validate about the current choice, whose score is step and
 // sum, and keeps it or learns from it; false when it cannot enter the

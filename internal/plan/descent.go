@@ -157,24 +157,45 @@ func (s *searcher) fact(i, n int) *fact {
 }
 
 // newFact lists module i's factorizations of n ranks whose dp and
-// gtp_remat keep accepts (nil: all), not memoized.
+// gtp_remat keep accepts (nil: all), not memoized: the descent's, in
+// factorizations' order where their lower bounds tie.
 func (s *searcher) newFact(i, n int, keep func(dp, gtp int) bool) *fact {
+	return s.factOf(i, n, factorizations(s.divs, s.spaces[i], n, keep, s.free[i], s.refuser(i, n)))
+}
+
+// newBoundFact is newFact in the order of boundFactorizations: what the
+// bounds read, for which the order of ties does not matter.
+func (s *searcher) newBoundFact(i, n int, keep func(dp, gtp int) bool) *fact {
+	s.visitN(boundNodes)
+	return s.factOf(i, n, boundFactorizations(s.divs, s.spaces[i], n, keep, s.free[i], s.refuser(i, n), s.laneCut(i)))
+}
+
+// refuser is refusedAt for module i on n ranks.
+func (s *searcher) refuser(i, n int) func(prev, level sizeMask, z Sizes) bool {
+	return func(prev, level sizeMask, z Sizes) bool { return s.refusedAt(i, prev, level, n, z) }
+}
+
+// factOf is the fact of module i's factorizations zs of n ranks.
+func (s *searcher) factOf(i, n int, zs []Sizes) *fact {
+	type byLB struct {
+		lb float64
+		j  int
+	}
 	m := &s.spec.Modules[i]
-	zs := factorizations(s.divs, m, n, s.req.Options, keep, s.free[i])
-	lbs := make([]float64, len(zs))
-	idx := make([]int32, len(zs))
+	order := make([]byLB, len(zs))
 	for j, z := range zs {
 		sm := stepModule(&Choice{NumRanks: n, Sizes: z}, 1, 0)
 		boundSplit(m, &sm)
-		lbs[j], idx[j] = s.time.LowerBound(&s.shapes[i], sm), int32(j)
+		order[j] = byLB{s.time.LowerBound(&s.shapes[i], sm), j}
 	}
-	// Sorted by index: an entry is large to move.
-	slices.SortStableFunc(idx, func(a, b int32) int { return cmp.Compare(lbs[a], lbs[b]) })
+	// Ties keep the order of zs.
+	slices.SortFunc(order, func(a, b byLB) int { return cmp.Or(cmp.Compare(a.lb, b.lb), cmp.Compare(a.j, b.j)) })
 	es := make([]entry, len(zs))
-	for k, j := range idx {
-		z := zs[j]
-		es[k] = entry{z: z, lb: lbs[j]}
-		if len(s.bad) > 0 {
+	bad := s.badAt[[2]int{i, n}]
+	for k, o := range order {
+		z := zs[o.j]
+		es[k] = entry{z: z, lb: o.lb}
+		if bad {
 			es[k].bad = [2]bool{s.bad[badKey{i, false, n, z}], s.bad[badKey{i, true, n, z}]}
 		}
 	}
@@ -238,14 +259,25 @@ func (s *searcher) accepts(i int, c *Choice) bool {
 		k.z = s.keyer.AcceptsKey(&s.spec.Modules[i], c.Sizes)
 	}
 	ok, seen := s.accepted.get(k)
-	if !seen {
-		ok = s.req.Est.Accepts(s.spec, &s.spec.Modules[i], c)
-		s.accepted.put(k, ok, 1)
-		if x, can := s.req.Est.(explainer); !ok && can && len(s.kept) == 0 && len(s.ruleMisses) < maxMisses {
-			// While nothing fits, the model's own rules may be what blocks
-			// every candidate: shown when no candidate got further.
-			s.ruleMisses = append(s.ruleMisses, Miss{Modules: []Choice{*c}, Blocks: x.Refusals(s.spec, &s.spec.Modules[i], c)})
+	if seen {
+		return ok
+	}
+	if s.refusedAt(i, 0, levelEGTP, c.NumRanks, c.Sizes) {
+		return false // refusal.go
+	}
+	if namer, can := s.req.Est.(ruleNamer); can {
+		rules := namer.RefusedBy(s.spec, &s.spec.Modules[i], c)
+		if ok = len(rules) == 0; !ok {
+			s.learnRefusal(i, c.NumRanks, &c.Sizes, rules)
 		}
+	} else {
+		ok = s.req.Est.Accepts(s.spec, &s.spec.Modules[i], c)
+	}
+	s.accepted.put(k, ok, 1)
+	if x, can := s.req.Est.(explainer); !ok && can && len(s.kept) == 0 && len(s.ruleMisses) < maxMisses {
+		// While nothing fits, the model's own rules may be what blocks
+		// every candidate: shown when no candidate got further.
+		s.ruleMisses = append(s.ruleMisses, Miss{Modules: []Choice{*c}, Blocks: x.Refusals(s.spec, &s.spec.Modules[i], c)})
 	}
 	return ok
 }

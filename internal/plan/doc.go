@@ -6,9 +6,12 @@
 // # Where things are
 //
 //	search.go     Request, Result, Search: the searcher's state
-//	space.go      the candidate space: Sizes, Choice, factorizations
+//	space.go      the candidate space: Sizes, Choice, factorizations (the
+//	              descent's, and the bounds' from each lane's cores)
+//	refusal.go    the model's refusals, by the sizes their rules read
 //	placement.go  placements: colocated, then the tilings of the world
-//	tiling.go     the one iterator over the tilings (both of the above)
+//	tiling.go     the one iterator over the tilings (both of the above),
+//	              over every size or a band's sets of sizes
 //	bestfirst.go  --top: tilings by increasing bound, in bands
 //	descent.go    the descent (choose): each module's factorization in
 //	              turn, by lbTime, or by exact time once one is kept
@@ -40,7 +43,9 @@
 //     and ep by validate's own necessary conditions (validate.VPPValues,
 //     validate.ExpertParallelOK).
 //  2. What is dropped before validate, validate refuses: the model's
-//     rules on the sizes alone (Estimator.Accepts), a memory lower bound
+//     rules on the sizes alone (Estimator.Accepts), and, once a rule
+//     refused some sizes, every factorization holding the sizes it
+//     declares it reads (diag.Reads; refusal.go), a memory lower bound
 //     above gpu_memory (gpu-memory-short), colocated modules' lower bounds
 //     together above it (validate.SharedBytes), and the nogoods of 3.
 //  3. A nogood replays a verdict: a refusal is remembered only under the
@@ -51,19 +56,24 @@
 //     refused beside those lanes.
 //  4. Every candidate returned passed validate: the layout is built and
 //     checked by validate.CheckWith, whose errors drop it.
-//  5. The bounds are lower bounds: a module's compute <= lbKnown <=
-//     lbFull <= lbAt <= its time in any candidate of the placement, from
-//     the step-time model's own inequalities (steptime.Model, checked by
+//  5. The bounds are lower bounds: a module's compute <= lbFull <= lbAt
+//     <= its time in any candidate of the placement, from the step-time
+//     model's own inequalities (steptime.Model, checked by
 //     steptimetest.TestModel), so a placement's largest and summed lbAt
-//     are at most every candidate's step and sum.
+//     are at most every candidate's step and sum, and a band's cheap
+//     bound (lbFull, lbAt for the module that sets it), summed in the
+//     same order, at most those.
 //  6. Pruning by score is strict: a placement or a factorization is
 //     dropped only when its bounds put every candidate in it after the
 //     K-th kept by less's first two keys (beyond); ties on both are
-//     decided by sizes before validate runs.
+//     decided by sizes before validate runs. A band's placements are
+//     taken by (bound, sum), cheap or exact, whose values taken never
+//     decrease (an exact pair is at least the cheap one it replaces), so
+//     the first past the K-th kept ends the band.
 //  7. Bounds never fall: a refusal only removes factorizations, and a
-//     known lbFull is recomputed at once, so a placement bestFirst finds
-//     by a cheap bound waits for the band its exact bound falls in and is
-//     never lost.
+//     known lbFull is recomputed at once (a known lbAt is then asked
+//     again), so a placement bestFirst finds by a cheap bound waits for
+//     the band its exact bound falls in and is never lost.
 //  8. Lists are ordered by a lower bound of what is compared: a module's
 //     factorizations by lbTime (by their exact time once a candidate is
 //     kept), so the first one past the threshold ends the loop.

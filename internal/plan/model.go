@@ -41,16 +41,8 @@ func (Model) Memory(spec *layout.Layout, m *layout.Module, c *Choice) (float64, 
 // Accepts runs the model's own rules (model.Check, which validate runs
 // for every module with a model) on the sizes of c alone: an error there
 // is an error of every layout holding them.
-func (Model) Accepts(spec *layout.Layout, m *layout.Module, c *Choice) bool {
-	if m.Model == nil {
-		return true
-	}
-	for _, r := range model.Rules(m.Model.Config, parallel(m, c), spec.ModelTraining(m, c.DP)) {
-		if diag.SeverityOf(diag.RuleID(r)) == diag.Error {
-			return false
-		}
-	}
-	return true
+func (m Model) Accepts(spec *layout.Layout, mod *layout.Module, c *Choice) bool {
+	return len(m.RefusedBy(spec, mod, c)) == 0
 }
 
 // Refusals are the model's rules that refuse c's sizes, as validate words

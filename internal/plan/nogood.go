@@ -229,6 +229,7 @@ func (s *searcher) index(name string) int {
 func (s *searcher) markBad(i int) {
 	c := &s.cur[i]
 	s.bad[badKey{i, s.colocated, c.NumRanks, c.Sizes}] = true
+	s.badAt[[2]int{i, c.NumRanks}] = true
 	s.curE[i].bad[col(s.colocated)] = true
 	if f, ok := s.bfacts.get([2]int{i, c.NumRanks}); ok {
 		for j := range f.es {
@@ -237,7 +238,7 @@ func (s *searcher) markBad(i int) {
 			}
 		}
 	}
-	s.lbAts.reset()
+	s.gen[[2]int{i, c.NumRanks}]++ // the lbAt known of i on these ranks are stale
 	if s.lbs != nil && s.lbs[i] != nil && !math.IsNaN(s.lbs[i][c.NumRanks]) {
 		// lbFull leaves out what is refused. Recomputed now, so that a
 		// known bound never falls (bestFirst's bands rely on it).

@@ -80,11 +80,11 @@ func (s *searcher) passTiling(perm, off, n []int) *tiling {
 
 // spanAllowed applies the spec's placement constraints.
 func (s *searcher) spanAllowed(i, offset, size int) bool {
-	m := &s.spec.Modules[i]
-	if m.Given("num_ranks") && m.NumRanks != size {
+	m, sp := &s.spec.Modules[i], s.spaces[i]
+	if sp.ranks && m.NumRanks != size {
 		return false
 	}
-	if m.Given("rank_offset") && m.RankOffset != offset {
+	if sp.offset && m.RankOffset != offset {
 		return false
 	}
 	if m.AlignNode && s.spec.Cluster != nil {
@@ -94,6 +94,15 @@ func (s *searcher) spanAllowed(i, offset, size int) bool {
 		}
 	}
 	return true
+}
+
+// sizeAllowed is spanAllowed's constraints on the size alone.
+func (s *searcher) sizeAllowed(i, size int) bool {
+	m := &s.spec.Modules[i]
+	if s.spaces[i].ranks && m.NumRanks != size {
+		return false
+	}
+	return !(m.AlignNode && s.spec.Cluster != nil && size%s.spec.Cluster.GPUsPerNode != 0)
 }
 
 func permute(a []int, k int, visit func([]int)) {

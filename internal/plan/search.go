@@ -127,8 +127,10 @@ type searcher struct {
 	// candidate.go (Estimator.ExpertFree).
 	free []bool
 	divs divCache
-	took bool // the last candidate judged was valid
-	full bool // --all passed its Limit: the search stops
+	// spaces is each module's space (space.go).
+	spaces []*space
+	took   bool // the last candidate judged was valid
+	full   bool // --all passed its Limit: the search stops
 	// stop is set once the nodes visited reach MaxNodes: every loop of
 	// the search then returns, keeping what it found.
 	stop bool
@@ -148,12 +150,17 @@ type searcher struct {
 	facts, bfacts memo[[2]int, *fact]
 	accepted      memo[badKey, bool]
 	keyer         acceptsKeyer // req.Est, when it is one
+	explains      bool         // req.Est is an explainer
+	// refused are the model's refusals by the sizes their rules read
+	// (refusal.go).
+	refused refusals
 
 	// The nogoods (nogood.go): bad remembers the module sizes validate
 	// refused by a rule that reads nothing else that varies, badPair an
 	// encoder's lanes beside the language module's, modeBad a placement
 	// mode refused as a whole; kinds what each rule teaches.
 	bad     map[badKey]bool
+	badAt   map[[2]int]bool // a module and ranks of which bad holds sizes
 	badPair map[pairKey]bool
 	modeBad [2]bool // every non-colocated [0] or colocated [1] placement is refused
 	kinds   map[kindKey]learnt
@@ -166,7 +173,10 @@ type searcher struct {
 	// lbs memoizes lbFull by module and number of ranks (NaN: not yet);
 	// nmin is each module's fewest ranks within a band (bestfirst.go).
 	lbs   [][]float64
-	lbAts memo[[3]int, float64]
+	lbAts memo[[3]int, known]
+	// gen counts the refusals of each module's sizes on a number of
+	// ranks (markBad): an lbAt computed before the last is recomputed.
+	gen   map[[2]int]int
 	ranks memo[rankKey, *ranked] // rank (ranked.go)
 	nmin  []int
 
@@ -185,6 +195,20 @@ type searcher struct {
 
 // Search runs the request.
 func Search(req *Request) (*Result, error) {
+	s, err := newSearcher(req)
+	if err != nil {
+		return nil, err
+	}
+	s.placements()
+	if s.full {
+		return nil, fmt.Errorf("more than %d valid layouts: --all holds every one to sort them; use --top K, or fix more of the spec's sizes", s.limit())
+	}
+	s.finish()
+	return &s.res, nil
+}
+
+// newSearcher is the searcher of req before it searches.
+func newSearcher(req *Request) (*searcher, error) {
 	spec := req.Spec
 	if spec.WorldSize <= 0 || len(spec.Modules) == 0 {
 		return nil, fmt.Errorf("the spec has no world size or no modules")
@@ -197,13 +221,18 @@ func Search(req *Request) (*Result, error) {
 		}
 		model = steptime.New(req.HW, job)
 	}
-	s := &searcher{req: req, spec: spec, lang: -1, grids: validate.NewGrids(), bad: map[badKey]bool{}, badPair: map[pairKey]bool{}, kinds: map[kindKey]learnt{}, least: map[[2]int]float64{}, divs: divCache{}}
+	s := &searcher{req: req, spec: spec, lang: -1, grids: validate.NewGrids(), bad: map[badKey]bool{}, badAt: map[[2]int]bool{}, gen: map[[2]int]int{}, badPair: map[pairKey]bool{}, kinds: map[kindKey]learnt{}, least: map[[2]int]float64{}, divs: divCache{}}
 	s.keyer, _ = req.Est.(acceptsKeyer)
+	// The bounds' lists are asked again only where lbAt is (lbFull is kept
+	// by module and ranks): a few thousand entries do.
+	s.bfacts.most = maxBoundEntries
+	_, s.explains = req.Est.(explainer)
 	s.job, s.time, s.fast = job, model, model.Fastest()
 	for i := range spec.Modules {
 		m := &spec.Modules[i]
 		s.shapes = append(s.shapes, req.Est.Shape(spec, m))
 		s.free = append(s.free, req.Est.ExpertFree(spec, m))
+		s.spaces = append(s.spaces, newSpace(m, req.Options))
 		if m.Name == "language" {
 			s.lang = i
 		}
@@ -219,12 +248,7 @@ func Search(req *Request) (*Result, error) {
 	s.cur = make([]Choice, len(spec.Modules))
 	s.curE = make([]*entry, len(spec.Modules))
 	s.times = make([]ModuleTime, len(spec.Modules))
-	s.placements()
-	if s.full {
-		return nil, fmt.Errorf("more than %d valid layouts: --all holds every one to sort them; use --top K, or fix more of the spec's sizes", s.limit())
-	}
-	s.finish()
-	return &s.res, nil
+	return s, nil
 }
 
 // visit counts a search node; false once the search must stop (MaxNodes

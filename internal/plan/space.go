@@ -50,8 +50,6 @@ func divisors(n int) []int {
 	return lo
 }
 
-var one = []int{1}
-
 // divCache memoizes divisors (nil: none); its slices are shared, never
 // changed.
 type divCache map[int][]int
@@ -68,62 +66,124 @@ func (c divCache) divisors(n int) []int {
 	return d
 }
 
-// values returns the values a size may take: the given one when the spec
-// fixes it, 1 when it stays closed, else the divisors of n accepted by ok.
-func values(c divCache, m *layout.Module, field string, fixed int, open bool, n int, ok func(int) bool) []int {
-	if m.Given(field) {
-		if n%fixed == 0 && (ok == nil || ok(fixed)) {
-			return []int{fixed}
-		}
-		return nil
-	}
-	if !open {
-		return one
-	}
-	if ok == nil {
-		return c.divisors(n)
-	}
-	var out []int
-	for _, d := range c.divisors(n) {
-		if ok == nil || ok(d) {
-			out = append(out, d)
-		}
-	}
-	return out
+// dim is one size of a module as the spec states it, looked up once: the
+// spec's value when given, else closed (1) or open (any divisor).
+type dim struct {
+	given bool
+	fixed int
+	open  bool
+	only  []int // the given value, or 1 when closed
 }
 
-// factorizations lists every Sizes of spec module m on n ranks that meets
-// the divisibility Megatron's ModuleGridSpec requires (n divisible by
+func dimOf(m *layout.Module, field string, fixed int, open bool) dim {
+	d := dim{given: m.Given(field), fixed: fixed, open: open, only: []int{1}}
+	if d.given {
+		d.only = []int{fixed}
+	}
+	return d
+}
+
+// allows reports whether the size may be v: the given one, 1 when closed,
+// any when open.
+func (d dim) allows(v int) bool {
+	switch {
+	case d.given:
+		return v == d.fixed
+	case !d.open:
+		return v == 1
+	}
+	return true
+}
+
+// space is what the enumeration reads of one spec module, looked up once
+// per search: its sizes as the spec states them, max_tp, and the ep and
+// vpp values validate allows (memoized: they read the model).
+type space struct {
+	m                             *layout.Module
+	tp, gtp, cp, pp, ep, etp, egt dim
+	dp                            dim
+	vpp                           map[int][]int // by pp
+	eps                           map[int][]int // by ranks a stage (epValues)
+	cores                         map[int]lanes // by ranks a lane (coresOf)
+	// ranks and offset: the spec gives num_ranks, rank_offset.
+	ranks, offset bool
+}
+
+func newSpace(m *layout.Module, opt Options) *space {
+	return &space{m: m,
+		tp: dimOf(m, "tp", m.TP, true), gtp: dimOf(m, "gtp_remat", m.GTPRemat, opt.GTP), cp: dimOf(m, "cp", m.CP, true),
+		pp: dimOf(m, "pp", m.PP, true), ep: dimOf(m, "ep", m.EP, true), etp: dimOf(m, "expt_tp", m.ExptTP, true),
+		egt: dimOf(m, "expt_gtp_remat", m.ExptGTPRemat, opt.GTP), dp: dimOf(m, "dp", m.DP, true),
+		vpp: map[int][]int{}, eps: map[int][]int{}, cores: map[int]lanes{}, ranks: m.Given("num_ranks"), offset: m.Given("rank_offset")}
+}
+
+// values are the values d may take on n ranks, ascending: the given one
+// when the spec fixes it (none when it does not divide n), 1 when it stays
+// closed, else the divisors of n. Shared, never changed.
+func (c divCache) values(d dim, n int) []int {
+	switch {
+	case d.given:
+		if n%d.fixed != 0 {
+			return nil
+		}
+		return d.only
+	case !d.open:
+		return d.only
+	}
+	return c.divisors(n)
+}
+
+// epValues are the ep values on n ranks a stage that validate allows
+// (validate.ExpertParallelOK), memoized.
+func (sp *space) epValues(c divCache, n int) []int {
+	if v, ok := sp.eps[n]; ok {
+		return v
+	}
+	var v []int
+	for _, ep := range c.values(sp.ep, n) {
+		if validate.ExpertParallelOK(sp.m, ep) {
+			v = append(v, ep)
+		}
+	}
+	sp.eps[n] = v
+	return v
+}
+
+// factorizations lists every Sizes of spec module m (sp) on n ranks that
+// meets the divisibility Megatron's ModuleGridSpec requires (n divisible by
 // tp*gtp_remat*cp*pp and by expt_tp*ep*expt_gtp_remat*pp), the spec's fixed
 // sizes and max_tp. These are necessary conditions only: validate still
 // decides. lanes, when not nil, leaves out the dp and gtp_remat it refuses
 // before the expert sizes are listed; base keeps only the first expert
-// sizes of each (expertSizes lists the others).
-func factorizations(c divCache, m *layout.Module, n int, opt Options, lanes func(dp, gtp int) bool, base bool) []Sizes { // Invariant 1
+// sizes of each (expertSizes lists the others); refused, when not nil,
+// leaves out the sizes the model refused (refusal.go) at the loop that
+// sets the last of them (prev: the sizes set before it, level: with it).
+func factorizations(c divCache, sp *space, n int, lanes func(dp, gtp int) bool, base bool, refused func(prev, level sizeMask, z Sizes) bool) []Sizes { // Invariant 1
 	var out []Sizes
-	maxTP := func(t int) bool { return m.MaxTP == 0 || t <= m.MaxTP }
-	epOK := func(ep int) bool { return validate.ExpertParallelOK(m, ep) }
-	for _, tp := range values(c, m, "tp", m.TP, true, n, maxTP) {
-		for _, gtp := range values(c, m, "gtp_remat", m.GTPRemat, opt.GTP, n/tp, nil) {
-			for _, cp := range values(c, m, "cp", m.CP, true, n/(tp*gtp), nil) {
-				for _, pp := range values(c, m, "pp", m.PP, true, n/(tp*gtp*cp), nil) {
+	cut := func(prev, level sizeMask, z Sizes) bool { return refused != nil && refused(prev, level, z) }
+	for _, tp := range c.values(sp.tp, n) {
+		if !sp.maxTP(tp) || cut(bitRanks, levelTP, Sizes{TP: tp}) {
+			continue
+		}
+		for _, gtp := range c.values(sp.gtp, n/tp) {
+			if cut(levelTP, levelGTP, Sizes{TP: tp, GTPRemat: gtp}) {
+				continue
+			}
+			for _, cp := range c.values(sp.cp, n/(tp*gtp)) {
+				if cut(levelGTP, levelCP, Sizes{TP: tp, GTPRemat: gtp, CP: cp}) {
+					continue
+				}
+				for _, pp := range c.values(sp.pp, n/(tp*gtp*cp)) {
 					dp := n / (tp * gtp * cp * pp)
-					if m.Given("dp") && m.DP != dp || lanes != nil && !lanes(dp, gtp) {
+					if sp.dp.given && sp.dp.fixed != dp || lanes != nil && !lanes(dp, gtp) {
 						continue
 					}
-					for _, vpp := range vppValues(m, pp) {
-						for _, ep := range values(c, m, "ep", m.EP, true, n/pp, epOK) {
-							var ex [][2]int
-							if base {
-								if x, ok := firstExpert(c, m, n, pp, ep, opt); ok {
-									ex = [][2]int{x}
-								}
-							} else {
-								ex = expertSizes(c, m, n, pp, ep, opt)
-							}
-							for _, x := range ex {
-								out = append(out, Sizes{TP: tp, GTPRemat: gtp, CP: cp, PP: pp, VPP: vpp, DP: dp, EP: ep, ExptTP: x[0], ExptGTPRemat: x[1]})
-							}
+					if cut(levelCP, levelPP, Sizes{TP: tp, GTPRemat: gtp, CP: cp, PP: pp, DP: dp}) {
+						continue
+					}
+					for _, vpp := range sp.vppValues(pp) {
+						if z := (Sizes{TP: tp, GTPRemat: gtp, CP: cp, PP: pp, VPP: vpp, DP: dp}); !cut(levelPP, levelVPP, z) {
+							out = sp.withExperts(c, n, z, base, refused, out)
 						}
 					}
 				}
@@ -133,12 +193,123 @@ func factorizations(c divCache, m *layout.Module, n int, opt Options, lanes func
 	return out
 }
 
+// withExperts appends to out z with each ep, and each expert size (the
+// first alone when base), that the spec allows on n ranks and refused
+// does not cut.
+func (sp *space) withExperts(c divCache, n int, z Sizes, base bool, refused func(prev, level sizeMask, z Sizes) bool, out []Sizes) []Sizes {
+	for _, ep := range sp.epValues(c, n/z.PP) {
+		z.EP = ep
+		if refused != nil && refused(levelVPP, levelEP, z) {
+			continue
+		}
+		if base {
+			if x, ok := firstExpert(c, sp, n, z.PP, ep); ok {
+				z.ExptTP, z.ExptGTPRemat = x[0], x[1]
+				if refused == nil || !refused(levelEP, levelEGTP, z) {
+					out = append(out, z)
+				}
+			}
+			continue
+		}
+		for _, x := range expertSizes(c, sp, n, z.PP, ep) {
+			z.ExptTP, z.ExptGTPRemat = x[0], x[1]
+			if refused == nil || !refused(levelEP, levelEGTP, z) {
+				out = append(out, z)
+			}
+		}
+	}
+	return out
+}
+
+// core is a module's sizes within one data lane: tp*gtp_remat*cp*pp
+// ranks, and vpp.
+type core struct{ tp, gtp, cp, pp, vpp int }
+
+// laneBits are the sizes of a core.
+const laneBits = bitTP | bitGTP | bitCP | bitPP | bitVPP
+
+// boundFactorizations is factorizations in another order: for each
+// divisor p of n (the ranks of a data lane), the cores of p, each with dp
+// n/p. The cores of p are listed once (coresOf, with lane, which may ask
+// the model about them), so that a module's factorizations of every number
+// of ranks, which the bounds read, cost what the model accepts.
+func boundFactorizations(c divCache, sp *space, n int, lanes func(dp, gtp int) bool, base bool, refused func(prev, level sizeMask, z Sizes) bool, lane laneCut) []Sizes { // Invariant 1
+	var out []Sizes
+	for _, p := range c.divisors(n) {
+		dp := n / p
+		if sp.dp.given && sp.dp.fixed != dp {
+			continue
+		}
+		for _, co := range sp.coresOf(c, p, lane) {
+			if lanes != nil && !lanes(dp, co.gtp) {
+				continue
+			}
+			z := Sizes{TP: co.tp, GTPRemat: co.gtp, CP: co.cp, PP: co.pp, VPP: co.vpp, DP: dp}
+			// What coresOf could not cut: refusals that read num_ranks or dp.
+			if refused != nil && refused(laneBits, levelVPP, z) {
+				continue
+			}
+			out = sp.withExperts(c, n, z, base, refused, out)
+		}
+	}
+	return out
+}
+
+// laneCut reports whether a core's sizes set up to level (prev: before
+// the last) hold some the model refuses; final says whether its answer
+// may still change (it may learn more later), so that a list it cut is
+// kept only once final.
+type laneCut struct {
+	cut   func(prev, level sizeMask, z Sizes) bool
+	final bool
+}
+
+// lanes are a memoized list of cores; final as laneCut's.
+type lanes struct {
+	cs    []core
+	final bool
+}
+
+// coresOf lists the cores on p ranks that the spec's sizes and max_tp
+// allow, leaving out those lane cuts, memoized once lane is final.
+func (sp *space) coresOf(c divCache, p int, lane laneCut) []core {
+	if l, ok := sp.cores[p]; ok && (l.final || !lane.final) {
+		return l.cs
+	}
+	cs := []core{}
+	cut := func(prev, level sizeMask, z Sizes) bool { return lane.cut != nil && lane.cut(prev, level, z) }
+	for _, tp := range c.values(sp.tp, p) {
+		if !sp.maxTP(tp) || cut(0, bitTP, Sizes{TP: tp}) {
+			continue
+		}
+		for _, gtp := range c.values(sp.gtp, p/tp) {
+			if cut(bitTP, bitTP|bitGTP, Sizes{TP: tp, GTPRemat: gtp}) {
+				continue
+			}
+			for _, cp := range c.values(sp.cp, p/(tp*gtp)) {
+				pp := p / (tp * gtp * cp)
+				if !sp.pp.allows(pp) || cut(bitTP|bitGTP, bitTP|bitGTP|bitCP, Sizes{TP: tp, GTPRemat: gtp, CP: cp}) ||
+					cut(bitTP|bitGTP|bitCP, laneBits&^bitVPP, Sizes{TP: tp, GTPRemat: gtp, CP: cp, PP: pp}) {
+					continue
+				}
+				for _, vpp := range sp.vppValues(pp) {
+					if !cut(laneBits&^bitVPP, laneBits, Sizes{TP: tp, GTPRemat: gtp, CP: cp, PP: pp, VPP: vpp}) {
+						cs = append(cs, core{tp, gtp, cp, pp, vpp})
+					}
+				}
+			}
+		}
+	}
+	sp.cores[p] = lanes{cs, lane.final}
+	return cs
+}
+
 // expertSizes lists the (expt_tp, expt_gtp_remat) of m on n ranks with pp
 // and ep, in the order of less: expt_tp first, each ascending.
-func expertSizes(c divCache, m *layout.Module, n, pp, ep int, opt Options) [][2]int {
+func expertSizes(c divCache, sp *space, n, pp, ep int) [][2]int {
 	var out [][2]int
-	for _, etp := range values(c, m, "expt_tp", m.ExptTP, true, n/(pp*ep), nil) {
-		for _, egtp := range values(c, m, "expt_gtp_remat", m.ExptGTPRemat, opt.GTP, n/(pp*ep*etp), nil) {
+	for _, etp := range c.values(sp.etp, n/(pp*ep)) {
+		for _, egtp := range c.values(sp.egt, n/(pp*ep*etp)) {
 			out = append(out, [2]int{etp, egtp})
 		}
 	}
@@ -146,21 +317,28 @@ func expertSizes(c divCache, m *layout.Module, n, pp, ep int, opt Options) [][2]
 }
 
 // firstExpert is expertSizes' first, without listing the others.
-func firstExpert(c divCache, m *layout.Module, n, pp, ep int, opt Options) ([2]int, bool) {
-	for _, etp := range values(c, m, "expt_tp", m.ExptTP, true, n/(pp*ep), nil) {
-		if g := values(c, m, "expt_gtp_remat", m.ExptGTPRemat, opt.GTP, n/(pp*ep*etp), nil); len(g) > 0 {
+func firstExpert(c divCache, sp *space, n, pp, ep int) ([2]int, bool) {
+	for _, etp := range c.values(sp.etp, n/(pp*ep)) {
+		if g := c.values(sp.egt, n/(pp*ep*etp)); len(g) > 0 {
 			return [2]int{etp, g[0]}, true
 		}
 	}
 	return [2]int{}, false
 }
 
-// vppValues are the vpp sizes of module m with pp stages: the spec's
+// vppValues are the vpp sizes of the module with pp stages: the spec's
 // when it gives one, else those validate's rules allow
-// (validate.VPPValues).
-func vppValues(m *layout.Module, pp int) []int {
-	if m.Given("vpp") {
-		return []int{max(m.VPP, 1)}
+// (validate.VPPValues), memoized.
+func (sp *space) vppValues(pp int) []int {
+	if v, ok := sp.vpp[pp]; ok {
+		return v
 	}
-	return validate.VPPValues(m, pp)
+	v := []int{max(sp.m.VPP, 1)}
+	if !sp.m.Given("vpp") {
+		v = validate.VPPValues(sp.m, pp)
+	}
+	sp.vpp[pp] = v
+	return v
 }
+
+func (sp *space) maxTP(t int) bool { return sp.m.MaxTP == 0 || t <= sp.m.MaxTP }
