@@ -34,7 +34,7 @@ var catalogue = []Rule{
 	// Communicator rules.
 	{RuleBridgeLeadersNotDivisible, Error, "Encoder and language data-lane counts (dp*gtp_remat) do not divide one another.", "Megatron-LM@d98e8a64ddf3 megatron/core/pipeline_parallel/bridge_communicator.py:306"},
 	{RuleBridgeCPUnsupported, Error, "The cross-module bridge needs cp 1 on both ends.", "Megatron-LM@d98e8a64ddf3 megatron/core/pipeline_parallel/bridge_communicator.py:109, :115"},
-	{RuleColocatedPPCPUnsupported, Error, "Colocated modules need pp 1 and cp 1.", "Megatron-LM@d98e8a64ddf3 megatron/core/models/mimo/comm/colocated_communicator.py:143"},
+	{RuleColocatedPPCPUnsupported, Error, "Colocated modules need pp 1, and cp 1 unless they can all run on the language module's groups.", "Megatron-LM@d98e8a64ddf3 megatron/core/models/mimo/comm/colocated_communicator.py:143, megatron/core/models/mimo/model/base.py:68, megatron/core/models/mimo/config/role.py:93"},
 	{RuleDPNotCompatible, Error, "Two modules' dp sizes do not divide one another.", "Megatron-LM@d98e8a64ddf3 megatron/core/models/mimo/comm/colocated_communicator.py:151; Megatron-Bridge@067f987df03b src/megatron/bridge/models/megatron_mimo/megatron_mimo_config.py:198"},
 	{RuleFanInUnevenTokens, Warning, "Non-colocated: an encoder's dp exceeds the language module's dp*gtp_remat (fan-in), which fails when samples carry different numbers of modality tokens.", "Megatron-LM@d98e8a64ddf3 megatron/core/models/mimo/model/base.py:563"},
 

@@ -21,6 +21,19 @@ func blocker(spec *layout.Layout) string {
 		return fmt.Sprintf("the spec wants the modules colocated (colocated: true), which %s cannot run (colocated-unsupported): set colocated: false, or target core",
 			runtime)
 	}
+	if coloc != nil && *coloc {
+		// Colocated modules are each their own single pipeline stage.
+		var fixed []string
+		for i := range spec.Modules {
+			if m := &spec.Modules[i]; m.Given("pp") && m.PP > 1 {
+				fixed = append(fixed, fmt.Sprintf("%s pp %d", m.Name, m.PP))
+			}
+		}
+		if len(fixed) > 0 {
+			return fmt.Sprintf("the spec wants the modules colocated (colocated: true), where every module needs pp 1 (colocated-pp-cp-unsupported), but it fixes %s: leave pp open, or set colocated: false",
+				strings.Join(fixed, " and "))
+		}
+	}
 	if coloc != nil && !*coloc || runtime != "" {
 		// Disjoint spans: each module needs its fixed ranks, or at least
 		// one (a node with align: node).

@@ -27,6 +27,10 @@ func TestBlocker(t *testing.T) {
 		{"no ranks left, bridge", "version: 1\ntarget: megatron-bridge\ncluster: {nodes: 2, gpus_per_node: 8}\nmodules:\n  - {name: vision, align: node}\n  - {name: language, num_ranks: 12}\n",
 			"Megatron-Bridge cannot run colocated modules, so they need disjoint spans: no ranks are left for vision of the 16 (fixed num_ranks: language 12; every module needs at least one rank, a node with align: node)"},
 		{"ranks enough", "version: 1\ntarget: core\ncolocated: false\ncluster: {nodes: 1, gpus_per_node: 8}\nmodules:\n  - name: vision\n  - {name: language, num_ranks: 7}\n", ""},
+		{"colocated with a fixed pp", "version: 1\ntarget: core\ncolocated: true\ncluster: {nodes: 1, gpus_per_node: 8}\nmodules:\n  - name: vision\n  - {name: language, pp: 2}\n",
+			"the spec wants the modules colocated (colocated: true), where every module needs pp 1 (colocated-pp-cp-unsupported), but it fixes language pp 2: leave pp open, or set colocated: false"},
+		{"colocated with pp 1 fixed", "version: 1\ntarget: core\ncolocated: true\ncluster: {nodes: 1, gpus_per_node: 8}\nmodules:\n  - {name: vision, pp: 1}\n  - {name: language, cp: 2}\n", ""},
+		{"a fixed pp, placement open", "version: 1\ntarget: core\ncluster: {nodes: 1, gpus_per_node: 8}\nmodules:\n  - name: vision\n  - {name: language, pp: 2}\n", ""},
 		{"one module", "version: 1\ntarget: megatron-lm\ncolocated: true\ncluster: {nodes: 1, gpus_per_node: 8}\nmodules:\n  - name: language\ntraining: {use_distributed_optimizer: true}\n", ""},
 	}
 	for _, tt := range tests {
@@ -49,4 +53,20 @@ func TestMissNamesModelRule(t *testing.T) {
 	require.Empty(t, res.Candidates)
 	require.NotEmpty(t, res.Misses)
 	assert.Contains(t, res.Misses[0].Blocks, "layers-not-divisible (language): num_layers (126) is not divisible by pp (8)")
+}
+
+// A colocated spec whose sizes rule out the global groups (vision's tp 2
+// beside the language's tp 1 and cp 2) is blocked by
+// colocated-pp-cp-unsupported alone, and the closest miss names it.
+func TestMissNamesColocatedRule(t *testing.T) {
+	spec, d := layout.ParseSpec("s.yaml", []byte("version: 1\ntarget: core\ncolocated: true\nworld_size: 8\n"+
+		"modules:\n  - {name: vision, tp: 2}\n  - {name: language, tp: 1, cp: 2}\n"))
+	require.False(t, d.HasErrors(), "%v", d.Items)
+	res, err := Search(&Request{Spec: spec, Est: Model{}, HW: steptime.GPUs["H100"], Top: 5})
+	require.NoError(t, err)
+	require.Empty(t, res.Candidates)
+	require.NotEmpty(t, res.Misses)
+	assert.Empty(t, res.Reason)
+	assert.Equal(t, []string{"colocated-pp-cp-unsupported (language): cp is 2, but these colocated modules do not share one set of groups, so they need a ColocatedBridgeCommunicator, which takes cp 1"},
+		res.Misses[0].Blocks)
 }

@@ -102,22 +102,28 @@ func (c *checker) fanIn(e edge) {
 }
 
 // colocated: ColocatedBridgeCommunicator rejects pp or cp above 1 on either
-// grid and DP sizes that do not divide one another.
+// grid and DP sizes that do not divide one another. MimoModel builds it
+// only from a module_to_grid_map (base.py:68); without one every module
+// runs on the global parallel state (base_configs.py:30), each its own
+// first and last pipeline stage (role.py:93), the encoders on whole
+// samples and only the merged embeddings split by cp (base.py:812, :848).
+// So cp is refused only where the modules cannot share the global groups;
+// pp always.
 func (c *checker) colocated(es []edge) {
 	t := c.r.Topology
 	hints := dpHints{}
+	global := globalGroups(t)
 	for i, m := range t.Modules {
 		lm := c.lm(i)
-		for _, f := range []struct {
-			name string
-			size int
-		}{{"pp", m.PP}, {"cp", m.CP}} {
-			if f.size == 1 {
-				continue
-			}
-			c.d.Add(diag.RuleColocatedPPCPUnsupported, lm.Pos(f.name), m.Name,
-				fmt.Sprintf("set %s to 1 for colocated modules, or place the modules on disjoint ranks (non-colocated)", f.name),
-				"%s is %d, but colocated modules need pp 1 and cp 1 (ColocatedBridgeCommunicator)", f.name, f.size)
+		if m.PP != 1 {
+			c.d.Add(diag.RuleColocatedPPCPUnsupported, lm.Pos("pp"), m.Name,
+				"set pp to 1 for colocated modules, or place the modules on disjoint ranks (non-colocated)",
+				"pp is %d, but colocated modules run every module as its own first and last pipeline stage, and their ColocatedBridgeCommunicator takes pp 1", m.PP)
+		}
+		if m.CP != 1 && !global {
+			c.d.Add(diag.RuleColocatedPPCPUnsupported, lm.Pos("cp"), m.Name,
+				"set cp to 1; or keep the language's cp and give every encoder the language's tp and gtp_remat, cp 1 and dp = language dp x cp (the global groups: no module_to_grid_map, no communicator); or place the modules on disjoint ranks",
+				"cp is %d, but these colocated modules do not share one set of groups, so they need a ColocatedBridgeCommunicator, which takes cp 1", m.CP)
 		}
 	}
 	for _, e := range es {
@@ -131,4 +137,23 @@ func (c *checker) colocated(es []edge) {
 			"dp %d and the language's dp %d do not divide one another; the colocated communicator splits or gathers the batch by their ratio",
 			enc.DP, lang.DP)
 	}
+}
+
+// globalGroups reports whether colocated modules can all run on the global
+// parallel state, the language module's groups: every encoder has the
+// language's tp and gtp_remat and its dp*cp ranks, and either the
+// language's cp or cp 1 (replicated over the language's cp group, which is
+// how it runs there: encoders see whole samples).
+func globalGroups(t *topo.Topology) bool {
+	li := languageIndex(t)
+	if li < 0 {
+		return false
+	}
+	l := t.Modules[li]
+	for _, m := range t.Modules {
+		if m.TP != l.TP || m.GTPRemat != l.GTPRemat || m.DP*m.CP != l.DP*l.CP || m.CP != 1 && m.CP != l.CP {
+			return false
+		}
+	}
+	return true
 }

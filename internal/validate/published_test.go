@@ -115,6 +115,8 @@ func TestMIMOGoldenLayout(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &g))
 	res, err := validate.Load("../../testdata/published/llava-mimo-functional-test.yaml")
 	require.NoError(t, err)
+	// It ran (colocated at cp 2 on the global groups: no communicator).
+	assert.True(t, res.Valid(true), "%v", res.Diags.Items)
 	require.Len(t, res.Estimates, 2)
 	allocated := 0.0
 	for _, e := range res.Estimates {
