@@ -27,7 +27,8 @@ communicator; the stages it gives every module: first and last, so pp 1)
 and whether that path describes the layout at all (global_groups, which is
 mimoplan's reading, not upstream code: every module on the language's
 groups, an encoder at the language's cp or at cp 1, replicated over the cp
-group since encoders see whole samples there, base.py:812, :848).
+group since encoders see whole samples there, base.py:812, :848; expert
+sizes, where an encoder has them, the language's).
 
 Upstream's code is never committed: hyper_comm_grid.py, role.py,
 colocated_communicator.py and base.py are extracted from the Megatron-LM
@@ -87,7 +88,8 @@ def global_groups(shapes):
     gtp_remat and its dp*cp ranks, at the language's cp or at cp 1
     (replicated over the language's cp group, as encoders run there: on
     whole samples, base.py:812, before the merged embeddings are split by
-    cp at :848), and every module its own single stage (pp 1)."""
+    cp at :848); an encoder with expert sizes has the language's (one
+    expert grid). The cases here are dense."""
     ltp, lgtp, lcp, ldp, lpp = shapes["language"]
     for tp, gtp, cp, dp, pp in shapes.values():
         if tp != ltp or gtp != lgtp or dp * cp != ldp * lcp or cp not in (1, lcp):

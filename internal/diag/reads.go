@@ -81,7 +81,7 @@ var reads = map[RuleID]string{
 
 	RuleBridgeLeadersNotDivisible: "dp gtp_remat language.dp language.gtp_remat target target_version placement names",
 	RuleBridgeCPUnsupported:       "cp name target target_version placement names",
-	RuleColocatedPPCPUnsupported:  "pp cp placement names colocated.tp colocated.gtp_remat colocated.cp colocated.dp colocated.pp",
+	RuleColocatedPPCPUnsupported:  "pp cp placement names colocated.tp colocated.gtp_remat colocated.cp colocated.dp colocated.pp colocated.ep colocated.expt_tp colocated.expt_gtp_remat",
 	RuleDPNotCompatible:           "modules.dp modules.gtp_remat target target_version placement names",
 	RuleFanInUnevenTokens:         "dp gtp_remat language.dp language.gtp_remat target_version placement names",
 

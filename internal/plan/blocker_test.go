@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -69,4 +71,35 @@ func TestMissNamesColocatedRule(t *testing.T) {
 	assert.Empty(t, res.Reason)
 	assert.Equal(t, []string{"colocated-pp-cp-unsupported (language): cp is 2, but these colocated modules do not share one set of groups, so they need a ColocatedBridgeCommunicator, which takes cp 1"},
 		res.Misses[0].Blocks)
+}
+
+// A colocated spec that only the global groups can run (language cp 2, the
+// encoder at cp 1 on the language's dp x cp ranks, as Megatron-LM's MIMO
+// functional test) is found: the descent's colocated pruning
+// (colocatedRefused) keeps what validate accepts.
+func TestColocatedGlobalGroupsFound(t *testing.T) {
+	spec, d := layout.ParseSpec("s.yaml", []byte("version: 1\ntarget: core\ncolocated: true\nworld_size: 8\n"+
+		"modules:\n  - {name: vision, tp: 1, cp: 1}\n  - {name: language, tp: 1, cp: 2, pp: 1}\n"))
+	require.False(t, d.HasErrors(), "%v", d.Items)
+	res, err := Search(&Request{Spec: spec, Est: Model{}, HW: steptime.GPUs["H100"], Top: 5})
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Candidates, "%v", res.Misses)
+	var got []string
+	for _, c := range res.Candidates {
+		got = append(got, describe(c.Modules))
+	}
+	assert.Contains(t, got, "vision [0,8) tp1 cp1 pp1 dp8; language [0,8) tp1 cp2 pp1 dp4")
+	for _, c := range res.Candidates {
+		for _, m := range c.Modules {
+			assert.Equal(t, 1, m.PP, describe(c.Modules))
+		}
+	}
+}
+
+func describe(cs []Choice) string {
+	var parts []string
+	for _, c := range cs {
+		parts = append(parts, fmt.Sprintf("%s [%d,%d) tp%d cp%d pp%d dp%d", c.Name, c.RankOffset, c.RankOffset+c.NumRanks, c.TP, c.CP, c.PP, c.DP))
+	}
+	return strings.Join(parts, "; ")
 }

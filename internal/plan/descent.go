@@ -2,9 +2,11 @@ package plan
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 
+	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/steptime"
 	"github.com/mimoplan/mimoplan/internal/validate"
@@ -54,6 +56,9 @@ func (s *searcher) choose(p int, off, n []int) {
 		}
 		alive = true
 		if s.sharedOver(p) { // Invariant 2
+			continue
+		}
+		if s.colocatedRefused(p) { // Invariant 2
 			continue
 		}
 		if !o.exact() {
@@ -349,6 +354,61 @@ func (s *searcher) sharedOver(p int) bool {
 	}
 	s.shared = each
 	return len(each) > 1 && validate.SharedBytes(each...) > s.req.GPUMemory
+}
+
+// colocatedRefused reports whether validate refuses, by
+// colocated-pp-cp-unsupported, every colocated candidate with the modules
+// chosen up to position p as they are (validate.ColocatedPPOK and
+// ColocatedCPOK, the rule's own conditions; its refusals read other
+// modules' sizes, so they are not learnt as nogoods). While nothing fits
+// it records them as a miss.
+func (s *searcher) colocatedRefused(p int) bool {
+	if !s.colocated || len(s.order) < 2 {
+		return false // a module alone has no communicator
+	}
+	ms, lang := s.colo[:0], -1
+	ppOK := true
+	for _, i := range s.order[:p+1] {
+		if i == s.lang {
+			lang = len(ms)
+		}
+		z := s.cur[i].Sizes
+		ppOK = ppOK && validate.ColocatedPPOK(z.PP)
+		ms = append(ms, validate.ColocatedSizes{TP: z.TP, GTPRemat: z.GTPRemat, CP: z.CP, PP: z.PP, DP: z.DP, EP: z.EP, ExptTP: z.ExptTP, ExptGTPRemat: z.ExptGTPRemat})
+	}
+	s.colo = ms
+	cpOK := validate.ColocatedCPOK(ms, lang)
+	if ppOK && cpOK {
+		return false
+	}
+	s.colocatedMiss(p, cpOK)
+	return true
+}
+
+// colocatedMiss records, while nothing fits, the modules chosen up to
+// position p that colocatedRefused refuses, with the rule's messages about
+// each (a few: one example of each cause is enough).
+func (s *searcher) colocatedMiss(p int, cpOK bool) {
+	if len(s.kept) > 0 || s.coloMisses == maxMisses {
+		return
+	}
+	s.coloMisses++
+	var mods []Choice
+	var blocks []string
+	for i := range s.spec.Modules {
+		if !slices.Contains(s.order[:p+1], i) {
+			continue
+		}
+		c := s.cur[i]
+		mods = append(mods, c)
+		if !validate.ColocatedPPOK(c.PP) {
+			blocks = append(blocks, fmt.Sprintf("%s (%s): %s", diag.RuleColocatedPPCPUnsupported, c.Name, validate.ColocatedPPText(c.PP)))
+		}
+		if c.CP != 1 && !cpOK {
+			blocks = append(blocks, fmt.Sprintf("%s (%s): %s", diag.RuleColocatedPPCPUnsupported, c.Name, validate.ColocatedCPText(c.CP)))
+		}
+	}
+	s.miss(mods, 0, blocks...)
 }
 
 // leastBytes is the least memory lower bound of module i's factorizations

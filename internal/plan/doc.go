@@ -47,7 +47,9 @@
 //     refused some sizes, every factorization holding the sizes it
 //     declares it reads (diag.Reads; refusal.go), a memory lower bound
 //     above gpu_memory (gpu-memory-short), colocated modules' lower bounds
-//     together above it (validate.SharedBytes), and the nogoods of 3.
+//     together above it (validate.SharedBytes), colocated sizes
+//     colocated-pp-cp-unsupported refuses whatever the later modules
+//     (validate.ColocatedPPOK, ColocatedCPOK), and the nogoods of 3.
 //  3. A nogood replays a verdict: a refusal is remembered only under the
 //     inputs its rule declares it reads (diag.Reads) among those that vary
 //     between candidates (validate's TestRuleReadsItsDeclaredInputs holds

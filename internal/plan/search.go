@@ -168,7 +168,11 @@ type searcher struct {
 	// is sharedOver's buffer.
 	least  map[[2]int]float64
 	shared []float64
-	dead   memo[deadKey, bool]
+	colo   []validate.ColocatedSizes // colocatedRefused's buffer
+	// coloMisses counts the candidates colocatedRefused drops that are
+	// judged anyway for the misses.
+	coloMisses int
+	dead       memo[deadKey, bool]
 
 	// lbs memoizes lbFull by module and number of ranks (NaN: not yet);
 	// nmin is each module's fewest ranks within a band (bestfirst.go).

@@ -112,18 +112,22 @@ func (c *checker) fanIn(e edge) {
 func (c *checker) colocated(es []edge) {
 	t := c.r.Topology
 	hints := dpHints{}
-	global := globalGroups(t)
+	sizes := make([]ColocatedSizes, len(t.Modules))
+	for i, m := range t.Modules {
+		sizes[i] = ColocatedSizes{m.TP, m.GTPRemat, m.CP, m.PP, m.DP, m.EP, m.ExptTP, m.ExptGTPRemat}
+	}
+	cpOK := ColocatedCPOK(sizes, languageIndex(t))
 	for i, m := range t.Modules {
 		lm := c.lm(i)
-		if m.PP != 1 {
+		if !ColocatedPPOK(m.PP) {
 			c.d.Add(diag.RuleColocatedPPCPUnsupported, lm.Pos("pp"), m.Name,
 				"set pp to 1 for colocated modules, or place the modules on disjoint ranks (non-colocated)",
-				"pp is %d, but colocated modules run every module as its own first and last pipeline stage, and their ColocatedBridgeCommunicator takes pp 1", m.PP)
+				"%s", ColocatedPPText(m.PP))
 		}
-		if m.CP != 1 && !global {
+		if m.CP != 1 && !cpOK {
 			c.d.Add(diag.RuleColocatedPPCPUnsupported, lm.Pos("cp"), m.Name,
 				"set cp to 1; or keep the language's cp and give every encoder the language's tp and gtp_remat, cp 1 and dp = language dp x cp (the global groups: no module_to_grid_map, no communicator); or place the modules on disjoint ranks",
-				"cp is %d, but these colocated modules do not share one set of groups, so they need a ColocatedBridgeCommunicator, which takes cp 1", m.CP)
+				"%s", ColocatedCPText(m.CP))
 		}
 	}
 	for _, e := range es {
@@ -137,23 +141,4 @@ func (c *checker) colocated(es []edge) {
 			"dp %d and the language's dp %d do not divide one another; the colocated communicator splits or gathers the batch by their ratio",
 			enc.DP, lang.DP)
 	}
-}
-
-// globalGroups reports whether colocated modules can all run on the global
-// parallel state, the language module's groups: every encoder has the
-// language's tp and gtp_remat and its dp*cp ranks, and either the
-// language's cp or cp 1 (replicated over the language's cp group, which is
-// how it runs there: encoders see whole samples).
-func globalGroups(t *topo.Topology) bool {
-	li := languageIndex(t)
-	if li < 0 {
-		return false
-	}
-	l := t.Modules[li]
-	for _, m := range t.Modules {
-		if m.TP != l.TP || m.GTPRemat != l.GTPRemat || m.DP*m.CP != l.DP*l.CP || m.CP != 1 && m.CP != l.CP {
-			return false
-		}
-	}
-	return true
 }

@@ -1,6 +1,8 @@
 package validate
 
 import (
+	"fmt"
+
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/model"
@@ -103,4 +105,61 @@ func LeastMicroBatch(l *layout.Layout, m *layout.Module, dp int) int {
 		return 1 // a share of mbs x lanes over dp: at least one sample
 	}
 	return b.MicroBatchSize
+}
+
+// ColocatedSizes are the sizes of a colocated module that
+// colocated-pp-cp-unsupported reads.
+type ColocatedSizes struct{ TP, GTPRemat, CP, PP, DP, EP, ExptTP, ExptGTPRemat int }
+
+// ColocatedPPOK reports whether pp passes colocated-pp-cp-unsupported:
+// colocated, every module is its own first and last pipeline stage.
+func ColocatedPPOK(pp int) bool { return pp == 1 }
+
+// ColocatedPPText and ColocatedCPText are colocated-pp-cp-unsupported's
+// messages about a module of that pp or cp (suggest's misses quote them).
+func ColocatedPPText(pp int) string {
+	return fmt.Sprintf("pp is %d, but colocated modules run every module as its own first and last pipeline stage, and their ColocatedBridgeCommunicator takes pp 1", pp)
+}
+
+func ColocatedCPText(cp int) string {
+	return fmt.Sprintf("cp is %d, but these colocated modules do not share one set of groups, so they need a ColocatedBridgeCommunicator, which takes cp 1", cp)
+}
+
+// ColocatedCPOK reports whether colocated modules of sizes ms pass
+// colocated-pp-cp-unsupported's cp condition: every cp is 1, or they can
+// all run on the global parallel state, the language module's (ms[lang])
+// groups: every module has its tp and gtp_remat and its dp*cp ranks, and
+// either its cp or cp 1 (replicated over its cp group: encoders see whole
+// samples there); a module with expert sizes has the language's (one
+// expert grid). With lang -1 (the language module not among ms yet) it
+// reports whether some language module may still make them pass, so that
+// false refuses every completion.
+func ColocatedCPOK(ms []ColocatedSizes, lang int) bool {
+	cp := 1 // the one cp above 1 they may have: the language's
+	for _, m := range ms {
+		if m.CP > 1 && cp > 1 && m.CP != cp {
+			return false
+		}
+		cp = max(cp, m.CP)
+	}
+	if cp == 1 {
+		return true
+	}
+	r := ms[0]
+	for _, m := range ms {
+		if m.TP != r.TP || m.GTPRemat != r.GTPRemat || m.DP*m.CP != r.DP*r.CP {
+			return false
+		}
+	}
+	if lang < 0 {
+		return true
+	}
+	l := ms[lang]
+	for _, m := range ms {
+		dense := m.EP == 1 && m.ExptTP == 1 && m.ExptGTPRemat == 1
+		if m.CP != 1 && m.CP != l.CP || !dense && (m.EP != l.EP || m.ExptTP != l.ExptTP || m.ExptGTPRemat != l.ExptGTPRemat) {
+			return false
+		}
+	}
+	return true
 }
