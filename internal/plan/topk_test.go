@@ -21,10 +21,11 @@ func TestTopKEqualsHeadOfAll(t *testing.T) {
 		gtp        bool
 		est        Estimator
 		mem        float64
+		slow       bool // over a second of CPU: go test -short leaves it
 	}
 	var cases []tcase
 	for _, tc := range bruteCases {
-		c := tcase{name: tc.name, spec: tc.spec, est: tc.est, mem: tc.mem, gtp: tc.gtp}
+		c := tcase{name: tc.name, spec: tc.spec, est: tc.est, mem: tc.mem, gtp: tc.gtp, slow: tc.slow}
 		if tc.model {
 			c.est = Model{}
 		}
@@ -34,6 +35,14 @@ func TestTopKEqualsHeadOfAll(t *testing.T) {
 		tcase{name: "three modules with models, 16 GPUs, 2 nodes", est: Model{},
 			spec: "version: 1\ncluster: {nodes: 2, gpus_per_node: 8, gpu_memory: 80GiB}\nbatch: {micro_batch_size: 1, global_batch_size: 64}\n" +
 				"modules:\n  - {name: vision, model: " + smallViT + "}\n  - {name: audio, model: " + smallViT + "}\n  - {name: language, model: " + smallLM + "}\n"},
+		// Four nodes, and a language module of 5 layers whose sizes are few
+		// (pp divides 5, dp the global batch): the band's walk steps over
+		// them (bandSets, tilesIn), and ties on step are many (46,218 valid
+		// layouts).
+		tcase{name: "three modules with models, 32 GPUs, 4 nodes, few language sizes", est: Model{}, slow: true,
+			spec: "version: 1\ncluster: {nodes: 4, gpus_per_node: 8, gpu_memory: 80GiB}\nbatch: {micro_batch_size: 1, global_batch_size: 64}\n" +
+				"modules:\n  - {name: vision, model: " + smallViT + "}\n  - {name: audio, model: " + smallViT + "}\n" +
+				"  - {name: language, model: {num_layers: 5, hidden_size: 256, num_attention_heads: 4, num_query_groups: 2, seq_length: 256, vocab_size: 1000}}\n"},
 		// A split that lightens the last stage: the bounds take the
 		// lightest last stage any split gives (boundSplit).
 		tcase{name: "a split counting the loss, 15 GPUs, 3 nodes", est: Model{},
@@ -55,6 +64,9 @@ func TestTopKEqualsHeadOfAll(t *testing.T) {
 		for _, mc := range models {
 			sel := mc.sel
 			t.Run(fmt.Sprintf("%s/analytic=%v/margin=%g", tc.name, sel.Analytic, mc.margin), func(t *testing.T) {
+				if testing.Short() && tc.slow {
+					t.Skip("over a second of CPU: make test runs it")
+				}
 				spec, d := layout.ParseSpec("s.yaml", []byte(tc.spec))
 				require.False(t, d.HasErrors(), "%v", d.Items)
 				req := &Request{Spec: spec, Options: Options{GTP: tc.gtp}, Est: tc.est, HW: sel.HW, Time: sel.For(spec), GPUMemory: tc.mem}
