@@ -24,7 +24,7 @@ func benchSpec(b *testing.B, path string) *layout.Layout {
 // BenchmarkSuggest runs the default search (best 5) on the specs of
 // testdata/suggest; docs/performance.md has the figures.
 func BenchmarkSuggest(b *testing.B) {
-	specs := []string{"vlm-16gpu", "llama3-70b-64gpu", "mixtral-64gpu", "three-64gpu", "three-128gpu", "three-1024gpu", "three-16384gpu"}
+	specs := []string{"vlm-16gpu", "llama3-70b-64gpu", "mixtral-64gpu", "three-64gpu", "three-128gpu", "three-1024gpu", "three-16384gpu", "three-16384gpu-gbs4096"}
 	for _, name := range specs {
 		spec := benchSpec(b, "../../testdata/suggest/"+name+".yaml")
 		b.Run(name, func(b *testing.B) {

@@ -78,6 +78,14 @@ var bruteCases = []bruteCase{
 	{name: "model, 4 GPUs, tp pp vpp open, interleaved micro-batches", open: []string{"tp", "pp", "vpp"}, model: true,
 		spec: "version: 1\ncluster: {nodes: 1, gpus_per_node: 4, gpu_memory: 80GiB}\nbatch: {micro_batch_size: 1, global_batch_size: 6}\nmodules:\n" +
 			"  - {name: language, cp: 1, ep: 1, expt_tp: 1, model: " + smallLM8 + "}\n"},
+	// An encoder with a virtual pipeline: interleaved-microbatches-not-
+	// divisible reads its pp and vpp and the language module's lanes (12
+	// micro-batches over language dp 2 are 6, over dp 4 are 3: vision's pp
+	// 2 interleaves beside the first, not the second; pp 4 beside neither),
+	// which the search learns beside those lanes (lanesNogood).
+	{name: "models, 6 GPUs, an encoder's tp pp vpp open, interleaved micro-batches", open: []string{"tp", "pp", "vpp"}, model: true, slow: true,
+		spec: "version: 1\ncluster: {nodes: 3, gpus_per_node: 2, gpu_memory: 80GiB}\nbatch: {micro_batch_size: 1, global_batch_size: 12}\nmodules:\n" +
+			"  - {name: vision, cp: 1, ep: 1, expt_tp: 1, model: " + smallLM8 + "}\n  - {name: language, cp: 1, ep: 1, expt_tp: 1, tp: 1, pp: 1, vpp: 1, model: " + smallLM + "}\n"},
 	{name: "models, MoE, 4 GPUs, memory", open: []string{"tp", "ep"}, model: true,
 		spec: "version: 1\ntarget: megatron-bridge\ncluster: {nodes: 1, gpus_per_node: 4, gpu_memory: 5000MiB}\nbatch: {micro_batch_size: 4, global_batch_size: 8}\n" +
 			"training: {use_distributed_optimizer: true}\nmodules:\n" +

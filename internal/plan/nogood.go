@@ -2,6 +2,7 @@ package plan
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/mimoplan/mimoplan/internal/diag"
@@ -20,7 +21,11 @@ import (
 //     that names no module, such as the global batch's): the language
 //     module's factorization;
 //   - an encoder's dp and gtp_remat, the language module's, and the mode:
-//     the pair (badPair).
+//     the pair (badPair);
+//   - other sizes of an encoder (and its dp and gtp_remat), the language
+//     module's dp and gtp_remat, and the mode: those sizes beside the
+//     language module's lanes (badLanes; interleaved-microbatches-not-
+//     divisible reads an encoder's pp and vpp and the language dp).
 // Any other rule (one that reads a module's offset, every module's sizes,
 // or colocated modules' memory together) is asked again for each
 // candidate. A rule that reads nothing that varies refuses every
@@ -39,6 +44,7 @@ const (
 	moduleNogood            // the module the diagnostic names
 	langNogood              // the language module
 	pairNogood              // the encoder the diagnostic names beside the language module
+	lanesNogood             // sizes of the encoder the diagnostic names beside the language module's lanes
 )
 
 // sized are the inputs of a module that vary between candidates and that
@@ -51,10 +57,12 @@ var sized = map[string]bool{"num_ranks": true, "tp": true, "gtp_remat": true, "c
 var constant = map[string]bool{"name": true, "num_experts": true, "model": true, "split": true, "target": true, "target_version": true,
 	"world_size": true, "cluster": true, "batch": true, "training": true, "names": true}
 
-// learnt is a rule's kindOf, memoized per kindKey.
+// learnt is a rule's kindOf, memoized per kindKey; mask the sizes of the
+// module it names that it reads (lanesNogood).
 type learnt struct {
 	kind   nogoodKind
 	expert bool
+	mask   sizeMask
 }
 
 type kindKey struct {
@@ -125,8 +133,43 @@ func kindOf(target string, k kindKey) (kind nogoodKind, expert bool) {
 		return langNogood, expert
 	case k.named && lanes(own) && lanes(lang):
 		return pairNogood, expert
+	case k.named && lanes(lang):
+		return lanesNogood, expert
 	}
 	return forget, false
+}
+
+// ownMask is the sizes of the module it names that rule reads on target
+// (free: the module's model has no experts), for lanesNogood.
+func ownMask(target string, k kindKey) sizeMask {
+	var mask sizeMask
+	for _, in := range diag.Reads(diag.RuleID(k.rule), target) {
+		if strings.HasPrefix(in, diag.LanguagePrefix) {
+			continue
+		}
+		key, _ := strings.CutPrefix(in, diag.ColocatedPrefix)
+		if e, ok := strings.CutPrefix(key, diag.ExpertsPrefix); ok {
+			if k.free {
+				continue
+			}
+			key = e
+		}
+		mask |= sizeBits[key]
+	}
+	return mask
+}
+
+// lanesKey is an encoder's sizes reduced to a mask beside the language
+// module's lanes.
+type lanesKey struct {
+	sizes             refusalKey
+	colocated         bool
+	langDP, langLanes int
+}
+
+func (s *searcher) lanesKey(i int, mask sizeMask) lanesKey {
+	c, l := &s.cur[i], &s.cur[s.lang]
+	return lanesKey{project(i, mask, c.NumRanks, &c.Sizes), s.colocated, l.DP, l.DP * l.GTPRemat}
 }
 
 type pairKey struct {
@@ -196,6 +239,9 @@ func (s *searcher) learn(d *diag.List) { // Invariant 3
 		c, ok := s.kinds[k]
 		if !ok {
 			c.kind, c.expert = kindOf(string(s.spec.Target), k)
+			if c.kind == lanesNogood {
+				c.mask = ownMask(string(s.spec.Target), k)
+			}
 			s.kinds[k] = c
 		}
 		switch c.kind {
@@ -212,6 +258,13 @@ func (s *searcher) learn(d *diag.List) { // Invariant 3
 		case pairNogood:
 			if s.lang >= 0 && i != s.lang {
 				s.badPair[s.pair(i)] = true
+			}
+		case lanesNogood:
+			if s.lang >= 0 && i != s.lang {
+				s.badLanes[s.lanesKey(i, c.mask)] = true
+				if !slices.Contains(s.laneMasks[i], c.mask) {
+					s.laneMasks[i] = append(s.laneMasks[i], c.mask)
+				}
 			}
 		}
 	}
@@ -270,7 +323,18 @@ func (s *searcher) isBad(i int) bool {
 	}
 	// The language module is chosen first: an encoder's pair with it is
 	// known.
-	return i != s.lang && s.lang >= 0 && s.badPair[s.pair(i)]
+	if i == s.lang || s.lang < 0 {
+		return false
+	}
+	if s.badPair[s.pair(i)] {
+		return true
+	}
+	for _, m := range s.laneMasks[i] {
+		if s.badLanes[s.lanesKey(i, m)] {
+			return true
+		}
+	}
+	return false
 }
 
 // anyBad reports whether a module chosen before position p is refused.

@@ -162,8 +162,12 @@ type searcher struct {
 	bad     map[badKey]bool
 	badAt   map[[2]int]bool // a module and ranks of which bad holds sizes
 	badPair map[pairKey]bool
-	modeBad [2]bool // every non-colocated [0] or colocated [1] placement is refused
-	kinds   map[kindKey]learnt
+	// badLanes are an encoder's sizes beside the language module's lanes,
+	// by the masks laneMasks lists for each module (nogood.go).
+	badLanes  map[lanesKey]bool
+	laneMasks [][]sizeMask
+	modeBad   [2]bool // every non-colocated [0] or colocated [1] placement is refused
+	kinds     map[kindKey]learnt
 	// least memoizes leastBytes (NaN: no model, or nothing fits); shared
 	// is sharedOver's buffer.
 	least  map[[2]int]float64
@@ -225,7 +229,7 @@ func newSearcher(req *Request) (*searcher, error) {
 		}
 		model = steptime.New(req.HW, job)
 	}
-	s := &searcher{req: req, spec: spec, lang: -1, grids: validate.NewGrids(), bad: map[badKey]bool{}, badAt: map[[2]int]bool{}, gen: map[[2]int]int{}, badPair: map[pairKey]bool{}, kinds: map[kindKey]learnt{}, least: map[[2]int]float64{}, divs: divCache{}}
+	s := &searcher{req: req, spec: spec, lang: -1, grids: validate.NewGrids(), bad: map[badKey]bool{}, badAt: map[[2]int]bool{}, gen: map[[2]int]int{}, badPair: map[pairKey]bool{}, badLanes: map[lanesKey]bool{}, kinds: map[kindKey]learnt{}, least: map[[2]int]float64{}, divs: divCache{}}
 	s.keyer, _ = req.Est.(acceptsKeyer)
 	// The bounds' lists are asked again only where lbAt is (lbFull is kept
 	// by module and ranks): a few thousand entries do.
@@ -249,6 +253,7 @@ func newSearcher(req *Request) (*searcher, error) {
 			s.order = append(s.order, i)
 		}
 	}
+	s.laneMasks = make([][]sizeMask, len(spec.Modules))
 	s.cur = make([]Choice, len(spec.Modules))
 	s.curE = make([]*entry, len(spec.Modules))
 	s.times = make([]ModuleTime, len(spec.Modules))
