@@ -16,9 +16,10 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPOS = {"Megatron-LM": "MEGATRON_LM_GIT", "Megatron-Bridge": "MEGATRON_BRIDGE_GIT"}
-# A source: REPO@COMMIT, then backticked `path:line` and `:line` (same path).
+# A source: REPO@COMMIT, then backticked `path:line` and `:line` (same path),
+# a line or a range of lines (`path:1024-1028`, `:3002-3029`).
 SOURCE = re.compile(r"(Megatron-LM|Megatron-Bridge)@([0-9a-f]{7,40})((?:[ ,;]*`[^`]+`)+)")
-CITE = re.compile(r"`([^`:]*):(\d+)`")
+CITE = re.compile(r"`([^`:]*):(\d+)(?:-(\d+))?`")
 
 
 def main():
@@ -33,7 +34,13 @@ def main():
         path = None
         for c in CITE.finditer(cites):
             path = c.group(1) or path
-            line = int(c.group(2))
+            first = int(c.group(2))
+            last = int(c.group(3) or first)
+            where = "%s:%d" % (path, first) + ("-%d" % last if last != first else "")
+            if path is None:
+                print("%s@%s `:%s`: a line with no path before it" % (repo, commit, c.group(0)[2:-1]), file=sys.stderr)
+                bad += 1
+                continue
             try:
                 text = subprocess.run(["git", "-C", git, "show", "%s:%s" % (commit, path)],
                                       check=True, capture_output=True, text=True).stdout.split("\n")
@@ -41,11 +48,11 @@ def main():
                 print("%s@%s %s: %s" % (repo, commit, path, e.stderr.strip()), file=sys.stderr)
                 bad += 1
                 continue
-            if line > len(text):
-                print("%s@%s %s:%d: past the end (%d lines)" % (repo, commit, path, line, len(text)), file=sys.stderr)
+            if last > len(text) or last < first:
+                print("%s@%s %s: past the end (%d lines)" % (repo, commit, where, len(text)), file=sys.stderr)
                 bad += 1
                 continue
-            print("%s@%s %s:%d: %s" % (repo, commit, path, line, text[line - 1].strip()))
+            print("%s@%s %s: %s" % (repo, commit, where, text[first - 1].strip()))
             shown += 1
     if shown == 0 and bad == 0:
         print("no mirror given: set %s" % " or ".join(REPOS.values()), file=sys.stderr)
