@@ -134,6 +134,7 @@ var reads = map[RuleID]string{
 		"colocated.model colocated.name colocated.num_ranks colocated.tp colocated.gtp_remat colocated.cp colocated.pp colocated.vpp colocated.split colocated.dp " +
 		"colocated.ep colocated.experts.expt_tp colocated.experts.expt_gtp_remat colocated.num_experts",
 
+	RuleMIMOVPPUnsupported:            "pp vpp split name target target_version",
 	RuleColocatedUnsupported:          "placement target names",
 	RuleTooManyEncoders:               "names target target_version",
 	RuleEncoderNotFirst:               "modules.rank_offset target target_version placement names",

@@ -70,6 +70,7 @@ const (
 	RuleCPUnsupported                  RuleID = "cp-unsupported"
 	RuleEncoderParallelismUnsupported  RuleID = "encoder-parallelism-unsupported"
 	RuleTargetVersionTooOld            RuleID = "target-version-too-old"
+	RuleMIMOVPPUnsupported             RuleID = "mimo-vpp-unsupported"
 	RuleMIMONeedsDistributedOptimizer  RuleID = "mimo-needs-distributed-optimizer"
 	RuleGTPNeedsNewerVersion           RuleID = "gtp-needs-newer-version"
 	RuleLLMOnlyNotWholeWorld           RuleID = "llm-only-not-whole-world"

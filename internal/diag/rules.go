@@ -89,6 +89,7 @@ var catalogue = []Rule{
 	{RuleEncoderParallelismUnsupported, Error, "The encoder needs pp, ep, expt_tp, gtp_remat and expt_gtp_remat 1.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/args.py:151 (the encoder grid: tp and dp, the rest 1)"},
 	{RuleTargetVersionTooOld, Error, "target_version predates the MIMO example's grid arguments.", "Megatron-LM PR #5375 (examples/mimo/training/args.py)"},
 	{RuleMIMONeedsDistributedOptimizer, Error, "Target megatron-lm without the distributed optimizer, which the MIMO example requires.", "Megatron-LM@d98e8a64ddf3 examples/mimo/pretrain_mimo.py:66-67"},
+	{RuleMIMOVPPUnsupported, Error, "Targets megatron-lm and megatron-bridge: a module with pp above 1 and a virtual pipeline, which their MIMO training cannot run (one model chunk, the non-interleaved schedule).", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:820, :825, examples/mimo/training/builder.py:78, megatron/core/pipeline_parallel/schedules.py:154, megatron/core/transformer/transformer_layer.py:197; Megatron-Bridge@067f987df03b src/megatron/bridge/training/train_megatron_mimo.py:108"},
 	{RuleGTPNeedsNewerVersion, Error, "GTP needs a Megatron-LM with PR #6570.", "Megatron-LM PR #6570 (examples/mimo/training/args.py)"},
 	{RuleLLMOnlyNotWholeWorld, Error, "A single language module must cover the world from rank 0.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/args.py:86, :92"},
 

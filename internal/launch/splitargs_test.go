@@ -20,9 +20,11 @@ func TestSplitArgs(t *testing.T) {
 		{"first-last", "pp: 4, decoder_first_pipeline_num_layers: 3, decoder_last_pipeline_num_layers: 3",
 			[]string{"--decoder-first-pipeline-num-layers 3", "--decoder-last-pipeline-num-layers 3"},
 			[]string{`"num_layers_in_first_pipeline_stage": 3`, `"num_layers_in_last_pipeline_stage": 3`}},
-		{"account", "pp: 2, vpp: 3, account_for_embedding_in_pipeline_split: true, account_for_loss_in_pipeline_split: true",
-			[]string{"--num-virtual-stages-per-pipeline-rank 3", "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split"},
-			[]string{`"virtual_pipeline_model_parallel_size": 3`, `"account_for_embedding_in_pipeline_split": True`, `"account_for_loss_in_pipeline_split": True`}},
+		// No virtual pipeline: both MIMO targets refuse one at pp above 1
+		// (mimo-vpp-unsupported).
+		{"account", "pp: 2, account_for_embedding_in_pipeline_split: true, account_for_loss_in_pipeline_split: true",
+			[]string{"--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split"},
+			[]string{`"account_for_embedding_in_pipeline_split": True`, `"account_for_loss_in_pipeline_split": True`}},
 		{"layout", `pp: 2, pipeline_model_parallel_layout: "Et*6|t*4L"`,
 			[]string{"--pipeline-model-parallel-layout Et*6|t*4L"},
 			[]string{`"pipeline_model_parallel_layout": "Et*6|t*4L"`}},

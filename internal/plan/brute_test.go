@@ -86,6 +86,12 @@ var bruteCases = []bruteCase{
 	{name: "models, 6 GPUs, an encoder's tp pp vpp open, interleaved micro-batches", open: []string{"tp", "pp", "vpp"}, model: true, slow: true,
 		spec: "version: 1\ncluster: {nodes: 3, gpus_per_node: 2, gpu_memory: 80GiB}\nbatch: {micro_batch_size: 1, global_batch_size: 12}\nmodules:\n" +
 			"  - {name: vision, cp: 1, ep: 1, expt_tp: 1, model: " + smallLM8 + "}\n  - {name: language, cp: 1, ep: 1, expt_tp: 1, tp: 1, pp: 1, vpp: 1, model: " + smallLM + "}\n"},
+	// The MIMO runtimes build one model chunk and run the non-interleaved
+	// schedule: mimo-vpp-unsupported refuses every vpp above 1 at pp above
+	// 1, whatever the batch.
+	{name: "megatron-lm, model, 4 GPUs, tp pp vpp open", open: []string{"tp", "pp", "vpp"}, model: true,
+		spec: "version: 1\ntarget: megatron-lm\ncluster: {nodes: 1, gpus_per_node: 4, gpu_memory: 80GiB}\nbatch: {micro_batch_size: 1, global_batch_size: 8}\n" +
+			"training: {use_distributed_optimizer: true}\nmodules:\n  - {name: language, cp: 1, ep: 1, expt_tp: 1, model: " + smallLM8 + "}\n"},
 	{name: "models, MoE, 4 GPUs, memory", open: []string{"tp", "ep"}, model: true,
 		spec: "version: 1\ntarget: megatron-bridge\ncluster: {nodes: 1, gpus_per_node: 4, gpu_memory: 5000MiB}\nbatch: {micro_batch_size: 4, global_batch_size: 8}\n" +
 			"training: {use_distributed_optimizer: true}\nmodules:\n" +

@@ -19,9 +19,25 @@ import (
 // whose micro-batches suit their pp (a planner that ignored the rule
 // would keep the former; one that dropped interleaving, neither).
 func TestSuggestRespectsInterleavedMicrobatches(t *testing.T) {
-	i := slices.IndexFunc(bruteCases, func(c bruteCase) bool {
-		return c.name == "model, 4 GPUs, tp pp vpp open, interleaved micro-batches"
-	})
+	suggestRespects(t, "model, 4 GPUs, tp pp vpp open, interleaved micro-batches", diag.RuleInterleavedMicrobatches,
+		"interleaved layouts the rule accepts", func(c Choice) bool { return c.VPP > 1 })
+}
+
+// TestSuggestRespectsMIMOVPP: on target megatron-lm the space holds
+// interleaved layouts that only mimo-vpp-unsupported refuses, and suggest
+// proposes none of them, while it still proposes pipelines without
+// interleaving.
+func TestSuggestRespectsMIMOVPP(t *testing.T) {
+	suggestRespects(t, "megatron-lm, model, 4 GPUs, tp pp vpp open", diag.RuleMIMOVPPUnsupported,
+		"pipelines without interleaving", func(c Choice) bool { return c.PP > 1 && c.VPP <= 1 })
+}
+
+// suggestRespects runs suggest on the one-module brute-force case name
+// and checks that it keeps some layout that kept describes, and none of
+// the raw layouts that rule alone refuses (of which there are some).
+func suggestRespects(t *testing.T, name string, rule diag.RuleID, what string, kept func(Choice) bool) {
+	t.Helper()
+	i := slices.IndexFunc(bruteCases, func(c bruteCase) bool { return c.name == name })
 	require.GreaterOrEqual(t, i, 0)
 	tc := bruteCases[i]
 	spec, d := layout.ParseSpec("spec.yaml", []byte(tc.spec))
@@ -29,14 +45,14 @@ func TestSuggestRespectsInterleavedMicrobatches(t *testing.T) {
 	res, err := Search(&Request{Spec: spec, Est: Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory)})
 	require.NoError(t, err)
 	got := map[string]bool{}
-	interleaved := 0
+	n := 0
 	for _, c := range res.Candidates {
 		got[key(c.Modules)] = true
-		if c.Modules[0].VPP > 1 {
-			interleaved++
+		if kept(c.Modules[0]) {
+			n++
 		}
 	}
-	require.Positive(t, interleaved, "suggest keeps the interleaved layouts the rule accepts")
+	require.Positive(t, n, "suggest keeps the %s", what)
 
 	refused := 0
 	for _, raw := range expand(Choice{Name: "language", NumRanks: 4, Sizes: Sizes{CP: 1, EP: 1, ExptTP: 1, GTPRemat: 1, ExptGTPRemat: 1}}, tc.open, &spec.Modules[0], 4) {
@@ -51,10 +67,10 @@ func TestSuggestRespectsInterleavedMicrobatches(t *testing.T) {
 				r = append(r, x.Rule)
 			}
 		}
-		if len(r) == 1 && r[0] == string(diag.RuleInterleavedMicrobatches) {
+		if len(r) == 1 && r[0] == string(rule) {
 			refused++
 			require.False(t, got[key([]Choice{raw})], "suggest proposes %s, which %s refuses", key([]Choice{raw}), r[0])
 		}
 	}
-	require.Positive(t, refused, "the case holds layouts only the rule refuses")
+	require.Positive(t, refused, "the case holds layouts only %s refuses", rule)
 }

@@ -66,7 +66,8 @@ func InterleavedVPP(m *layout.Module, pp int) int {
 // first step checks the step's micro (micro-batches, each of step
 // samples). Megatron-LM's and Megatron-Bridge's MIMO training run the
 // non-interleaved schedule (a MultiModuleProcessGroupCollection;
-// train_megatron_mimo.py), which checks none of this.
+// train_megatron_mimo.py), which checks none of this; mimo-vpp-unsupported
+// refuses their virtual pipelines instead.
 func (c *checker) interleaving(micro, step int) {
 	if c.l.Target != layout.TargetCore {
 		return

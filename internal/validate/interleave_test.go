@@ -31,7 +31,11 @@ func TestInterleavedMicrobatchesRule(t *testing.T) {
 		{"a layout of two stages a pp rank", "version: 1\nworld_size: 8\nbatch: {micro_batch_size: 1, global_batch_size: 12}\nmodules:\n- name: language\n  num_ranks: 8\n  pp: 4\n  pipeline_model_parallel_layout: \"Et|t|t|t|t|t|t|tL\"\n" + lm,
 			[]at{interleaved(8, 35, "language")}},
 		{"a layout of one stage a pp rank", "version: 1\nworld_size: 8\nbatch: {micro_batch_size: 1, global_batch_size: 12}\nmodules:\n- name: language\n  num_ranks: 8\n  pp: 4\n  pipeline_model_parallel_layout: \"Ett|tt|tt|ttL\"\n" + lm, nil},
-		{"megatron-lm runs no interleaved schedule", "version: 1\ntarget: megatron-lm\nworld_size: 8\nbatch: {micro_batch_size: 1, global_batch_size: 12}\ntraining: {use_distributed_optimizer: true}\nmodules:\n- {name: language, num_ranks: 8, pp: 4, vpp: 2}\n", nil},
-		{"megatron-bridge runs no interleaved schedule", "version: 1\ntarget: megatron-bridge\nworld_size: 8\nbatch: {micro_batch_size: 2, global_batch_size: 12}\nmodules:\n- {name: language, num_ranks: 8, pp: 4, vpp: 2}\n", nil},
+		// The MIMO runtimes refuse the virtual pipeline itself
+		// (mimo-vpp-unsupported), not its micro-batches.
+		{"megatron-lm runs no interleaved schedule", "version: 1\ntarget: megatron-lm\nworld_size: 8\nbatch: {micro_batch_size: 1, global_batch_size: 12}\ntraining: {use_distributed_optimizer: true}\nmodules:\n- {name: language, num_ranks: 8, pp: 4, vpp: 2}\n",
+			[]at{mimoVPP(7, 46, "language")}},
+		{"megatron-bridge runs no interleaved schedule", "version: 1\ntarget: megatron-bridge\nworld_size: 8\nbatch: {micro_batch_size: 2, global_batch_size: 12}\nmodules:\n- {name: language, num_ranks: 8, pp: 4, vpp: 2}\n",
+			[]at{mimoVPP(6, 46, "language")}},
 	})
 }

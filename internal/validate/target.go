@@ -88,6 +88,7 @@ func (c *checker) megatronLM() {
 			}
 		}
 	}
+	c.mimoVPP("Megatron-LM's MIMO example")
 	done := c.seen()
 	encoder := false
 	for _, m := range c.l.Modules {
@@ -199,6 +200,7 @@ func (c *checker) megatronBridge() {
 			"target_version %s predates Megatron-Bridge PR #2869, which brought MIMO training on per-module grids: there is no launch to check or write", v)
 		return
 	}
+	c.mimoVPP("Megatron-Bridge's MIMO training")
 	expert := v.Has(upstream.PRBridgeExpert)
 	for i, m := range c.sized {
 		if m == nil {

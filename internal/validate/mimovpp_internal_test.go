@@ -1,0 +1,88 @@
+package validate
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/layout"
+)
+
+// mimoVPPCase is one case of testdata/mimo-vpp-megatron.json.
+type mimoVPPCase struct {
+	Outcome string         `json:"outcome"`
+	Where   string         `json:"where"`
+	Stubbed []string       `json:"stubbed"`
+	Result  map[string]any `json:"result"`
+}
+
+// TestMIMOVPPMatchesMegatron: scripts/gen-mimo-vpp-fixtures.py ran
+// Megatron-LM's MIMO example's argument validation (pretrain_mimo.py's
+// _parse_and_validate, a 2-rank --llm-only launch at --llm-pp 2 with the
+// language model's --hybrid-layer-pattern) on the virtual pipeline
+// arguments launch-plan writes, and the core code the MIMO builders reach.
+// mimo-vpp-unsupported refuses exactly the layouts whose arguments
+// upstream refuses, and cites the lines that refuse them.
+func TestMIMOVPPMatchesMegatron(t *testing.T) {
+	raw, err := os.ReadFile("testdata/mimo-vpp-megatron.json")
+	require.NoError(t, err)
+	var f struct {
+		Commit string                 `json:"megatron_commit"`
+		Cases  map[string]mimoVPPCase `json:"cases"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &f))
+	require.Equal(t, "d98e8a64ddf34856e74b24714e3bedb2f5a39553", f.Commit)
+	for name, c := range f.Cases {
+		require.Empty(t, c.Stubbed, "%s ran with stubs", name)
+	}
+	rule, ok := diag.Lookup(string(diag.RuleMIMOVPPUnsupported))
+	require.True(t, ok)
+	cited := func(where string) bool {
+		file, line, _ := strings.Cut(where, ":")
+		i := strings.Index(rule.Source, file)
+		return i >= 0 && strings.Contains(rule.Source[i:], ":"+line)
+	}
+
+	// The language module of the fixture's launch, with each virtual
+	// pipeline setting launch-plan writes as the case's argument.
+	const model = "  model: {num_layers: 8, hidden_size: 64, num_attention_heads: 4, seq_length: 64, vocab_size: 128}\n"
+	layouts := map[string]string{
+		"lm-no-vpp":   "",
+		"lm-vpp-flag": "  vpp: 2\n",
+		"lm-layout":   "  pipeline_model_parallel_layout: \"Et*2|t*2|t*2|t*2L\"\n",
+	}
+	for name, split := range layouts {
+		c, ok := f.Cases[name]
+		require.True(t, ok, name)
+		src := "version: 1\ntarget: megatron-lm\nworld_size: 2\nbatch: {micro_batch_size: 1, global_batch_size: 8}\n" +
+			"training: {use_distributed_optimizer: true}\nmodules:\n- name: language\n  num_ranks: 2\n  pp: 2\n" + split + model
+		l, d := layout.Parse("lm.yaml", []byte(src))
+		r := Check(l, d)
+		var got []string
+		for _, it := range r.Diags.Items {
+			got = append(got, it.Rule)
+		}
+		refused := strings.Contains(fmt.Sprint(got), string(diag.RuleMIMOVPPUnsupported))
+		require.Equal(t, c.Outcome == "raises", refused, "%s: upstream %s at %s; mimoplan %v", name, c.Outcome, c.Where, got)
+		if refused {
+			require.True(t, cited(c.Where), "%s: the rule's source cites %s", name, c.Where)
+		}
+	}
+
+	// The core code behind the rule: a virtual pipeline built without a
+	// vp_stage asserts, and MIMO's process groups get the non-interleaved
+	// schedule.
+	core := f.Cases["core-vpp"]
+	require.Equal(t, "raises", core.Outcome)
+	require.True(t, cited(core.Where), "the rule's source cites %s", core.Where)
+	require.Equal(t, "ok", f.Cases["core-no-vpp"].Outcome)
+	s := f.Cases["schedule"].Result
+	require.Equal(t, "forward_backward_pipelining_with_interleaving", s["single_module"])
+	require.Equal(t, "forward_backward_pipelining_without_interleaving", s["multi_module"])
+	require.True(t, cited("megatron/core/pipeline_parallel/schedules.py:154"))
+}
