@@ -30,6 +30,12 @@ type ModuleEstimate struct {
 func (c *checker) models() {
 	for i := range c.l.Modules {
 		lm := &c.l.Modules[i]
+		if lm.Model == nil && !lm.SizesUnread && lm.PP == 1 && lm.VPP > 1 {
+			// Megatron's argument check needs no model (arguments.py:1002);
+			// with a model, model.Check reports it beside the split's rules.
+			c.d.Add(diag.RuleVPPNeedsPP, lm.Pos("vpp"), lm.Name, "remove vpp, or use pp > 1",
+				"vpp %d needs pp > 1: the interleaved schedule interleaves pipeline stages", lm.VPP)
+		}
 		if lm.Model == nil || lm.SizesUnread || lm.TP == 0 || lm.PP == 0 || lm.CP == 0 {
 			continue
 		}

@@ -130,3 +130,19 @@ modules:
 	assert.Contains(t, x.Message, validate.GiB(shared))
 	assert.Contains(t, x.Hint, "for language")
 }
+
+// vpp-needs-pp is Megatron's argument check (arguments.py:1002), which
+// reads no model: a module without one is held to it too, and a module
+// with one gets it once.
+func TestVPPNeedsPPWithoutModel(t *testing.T) {
+	const lm = "  model: {num_layers: 8, hidden_size: 256, num_attention_heads: 4, seq_length: 256, vocab_size: 1000}\n"
+	vppNeedsPP := func(line, column int) at { return at{"vpp-needs-pp", line, column, "language"} }
+	runRuleCases(t, []ruleCase{
+		{"no model, pp 1, vpp 2", "version: 1\nworld_size: 2\nmodules:\n- {name: language, num_ranks: 2, pp: 1, vpp: 2}\n",
+			[]at{vppNeedsPP(4, 46)}},
+		{"no model, pp 1, vpp 1", "version: 1\nworld_size: 2\nmodules:\n- {name: language, num_ranks: 2, pp: 1, vpp: 1}\n", nil},
+		{"no model, pp 2, vpp 2", "version: 1\nworld_size: 2\nmodules:\n- {name: language, num_ranks: 2, pp: 2, vpp: 2}\n", nil},
+		{"a model, pp 1, vpp 2", "version: 1\nworld_size: 2\nmodules:\n- name: language\n  num_ranks: 2\n  pp: 1\n  vpp: 2\n" + lm,
+			[]at{vppNeedsPP(7, 8)}},
+	})
+}
