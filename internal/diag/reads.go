@@ -135,6 +135,7 @@ var reads = map[RuleID]string{
 		"colocated.ep colocated.experts.expt_tp colocated.experts.expt_gtp_remat colocated.num_experts",
 
 	RuleMIMOVPPUnsupported:            "pp vpp split name target target_version",
+	RuleMIMOSplitUnsupported:          "pp vpp split name target target_version",
 	RuleColocatedUnsupported:          "placement target names",
 	RuleTooManyEncoders:               "names target target_version",
 	RuleEncoderNotFirst:               "modules.rank_offset target target_version placement names",

@@ -71,6 +71,7 @@ const (
 	RuleEncoderParallelismUnsupported  RuleID = "encoder-parallelism-unsupported"
 	RuleTargetVersionTooOld            RuleID = "target-version-too-old"
 	RuleMIMOVPPUnsupported             RuleID = "mimo-vpp-unsupported"
+	RuleMIMOSplitUnsupported           RuleID = "mimo-split-unsupported"
 	RuleMIMONeedsDistributedOptimizer  RuleID = "mimo-needs-distributed-optimizer"
 	RuleGTPNeedsNewerVersion           RuleID = "gtp-needs-newer-version"
 	RuleLLMOnlyNotWholeWorld           RuleID = "llm-only-not-whole-world"

@@ -90,6 +90,7 @@ var catalogue = []Rule{
 	{RuleTargetVersionTooOld, Error, "target_version predates the MIMO example's grid arguments.", "Megatron-LM PR #5375 (examples/mimo/training/args.py)"},
 	{RuleMIMONeedsDistributedOptimizer, Error, "Target megatron-lm without the distributed optimizer, which the MIMO example requires.", "Megatron-LM@d98e8a64ddf3 examples/mimo/pretrain_mimo.py:66-67"},
 	{RuleMIMOVPPUnsupported, Error, "Targets megatron-lm and megatron-bridge: a module with pp above 1 and a virtual pipeline, which their MIMO training cannot run (one model chunk, the non-interleaved schedule).", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:820, :825, examples/mimo/training/builder.py:78, megatron/core/pipeline_parallel/schedules.py:154, megatron/core/transformer/transformer_layer.py:197; Megatron-Bridge@067f987df03b src/megatron/bridge/training/train_megatron_mimo.py:108"},
+	{RuleMIMOSplitUnsupported, Error, "Target megatron-lm (from PR #5602): the language module has pipeline_model_parallel_layout or account_for_embedding/loss_in_pipeline_split, which the MIMO example refuses beside its --hybrid-layer-pattern.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:825, :829, :834, examples/mimo/model_providers/nemotron_moe_vlm.py:209"},
 	{RuleGTPNeedsNewerVersion, Error, "GTP needs a Megatron-LM with PR #6570.", "Megatron-LM PR #6570 (examples/mimo/training/args.py)"},
 	{RuleLLMOnlyNotWholeWorld, Error, "A single language module must cover the world from rank 0.", "Megatron-LM@d98e8a64ddf3 examples/mimo/training/args.py:86, :92"},
 

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -73,4 +74,43 @@ func suggestRespects(t *testing.T, name string, rule diag.RuleID, what string, k
 		}
 	}
 	require.Positive(t, refused, "the case holds layouts only %s refuses", rule)
+}
+
+// TestSuggestRefusesMIMOSplit: on target megatron-lm a spec's
+// pipeline_model_parallel_layout or account_for_*_in_pipeline_split (the
+// spec gives them; suggest only sizes around them) leaves no layout, and
+// the misses name mimo-split-unsupported; decoder_first/last stay open.
+func TestSuggestRefusesMIMOSplit(t *testing.T) {
+	const model = "{num_layers: 8, hidden_size: 256, num_attention_heads: 4, seq_length: 256, vocab_size: 1000}"
+	for _, tc := range []struct {
+		name, keys string
+		refused    bool
+	}{
+		{"layout", `pipeline_model_parallel_layout: "Etttt|ttttL"`, true},
+		{"account for loss", "account_for_loss_in_pipeline_split: true", true},
+		{"account for embedding", "account_for_embedding_in_pipeline_split: true", true},
+		{"first and last", "decoder_first_pipeline_num_layers: 3, decoder_last_pipeline_num_layers: 5", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := "version: 1\ntarget: megatron-lm\ncluster: {nodes: 1, gpus_per_node: 4, gpu_memory: 80GiB}\nbatch: {micro_batch_size: 1, global_batch_size: 8}\n" +
+				"training: {use_distributed_optimizer: true}\nmodules:\n  - {name: language, cp: 1, ep: 1, expt_tp: 1, " + tc.keys + ", model: " + model + "}\n"
+			spec, d := layout.ParseSpec("spec.yaml", []byte(src))
+			require.Empty(t, d.Items)
+			res, err := Search(&Request{Spec: spec, Est: Model{}, HW: steptime.GPUs["H100"], GPUMemory: float64(spec.GPUMemory)})
+			require.NoError(t, err)
+			if !tc.refused {
+				require.NotEmpty(t, res.Candidates)
+				return
+			}
+			require.Empty(t, res.Candidates)
+			require.NotEmpty(t, res.Misses)
+			named := false
+			for _, m := range res.Misses {
+				for _, b := range m.Blocks {
+					named = named || strings.Contains(b, string(diag.RuleMIMOSplitUnsupported))
+				}
+			}
+			require.True(t, named, "the misses name the rule: %+v", res.Misses)
+		})
+	}
 }

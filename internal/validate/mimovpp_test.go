@@ -21,7 +21,10 @@ func TestMIMOVPPRule(t *testing.T) {
 			[]at{mimoVPP(7, 46, "language")}},
 		{"megatron-lm layout of two stages a pp rank", "version: 1\ntarget: megatron-lm\nworld_size: 2\n" + opt + "modules:\n- name: language\n  num_ranks: 2\n  pp: 2\n  pipeline_model_parallel_layout: \"Ett|tt|tt|ttL\"\n" + lm,
 			[]at{mimoVPP(9, 35, "language")}},
-		{"megatron-lm layout of one stage a pp rank", "version: 1\ntarget: megatron-lm\nworld_size: 2\n" + opt + "modules:\n- name: language\n  num_ranks: 2\n  pp: 2\n  pipeline_model_parallel_layout: \"Etttt|ttttL\"\n" + lm, nil},
+		// Refused too, but as a split key (mimo-split-unsupported).
+		{"megatron-lm layout of one stage a pp rank", "version: 1\ntarget: megatron-lm\nworld_size: 2\n" + opt + "modules:\n- name: language\n  num_ranks: 2\n  pp: 2\n  pipeline_model_parallel_layout: \"Etttt|ttttL\"\n" + lm,
+			[]at{{"mimo-split-unsupported", 9, 35, "language"}}},
+		{"megatron-bridge layout of one stage a pp rank", "version: 1\ntarget: megatron-bridge\nworld_size: 2\nmodules:\n- name: language\n  num_ranks: 2\n  pp: 2\n  pipeline_model_parallel_layout: \"Etttt|ttttL\"\n" + lm, nil},
 		{"megatron-bridge language vpp 2", "version: 1\ntarget: megatron-bridge\nworld_size: 3\nmodules:\n- {name: vision, num_ranks: 1}\n- {name: language, num_ranks: 2, pp: 2, vpp: 2}\n",
 			[]at{mimoVPP(6, 46, "language")}},
 		// Bridge builds every module the same way: an encoder's virtual

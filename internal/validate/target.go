@@ -89,6 +89,7 @@ func (c *checker) megatronLM() {
 		}
 	}
 	c.mimoVPP("Megatron-LM's MIMO example")
+	c.mimoSplit()
 	done := c.seen()
 	encoder := false
 	for _, m := range c.l.Modules {
