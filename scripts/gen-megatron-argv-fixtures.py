@@ -137,6 +137,7 @@ training:
   moe_token_dispatcher_type: alltoall
   attention_backend: flash
   fp8: hybrid
+  overlap_p2p_comm: false
 modules:
   - {name: vision, num_ranks: 2}
   - name: language
@@ -367,7 +368,9 @@ def megatron_options(root):
                     "dest": literal(kw["dest"]) if "dest" in kw else names[0][2:].replace("-", "_"),
                     "choices": literal(kw["choices"]) if "choices" in kw else None,
                     "type": getattr(kw.get("type"), "id", None),
-                    "default": literal(kw["default"]) if "default" in kw else (False if action == "store_true" else None),
+                    # argparse's own defaults: False for store_true, True
+                    # for store_false (--no-overlap-p2p-communication).
+                    "default": literal(kw["default"]) if "default" in kw else {"store_true": False, "store_false": True}.get(action),
                     "action": action}
             for n in names:
                 opts[n] = spec
@@ -445,7 +448,7 @@ TRAINING_DESTS = [
     "recompute_num_layers", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap",
     "grad_reduce_in_bf16", "accumulate_allreduce_grads_in_fp32", "moe_token_dispatcher_type",
     "overlap_moe_expert_parallel_comm", "transformer_impl", "attention_backend", "fp8",
-    "fp8_param_gather",
+    "fp8_param_gather", "overlap_p2p_comm",
 ]
 
 # The destinations of the model arguments launch-plan writes

@@ -17,8 +17,12 @@ import (
 // included, since Bridge's own defaults are not always Megatron-LM's
 // (DistributedDataParallelConfig.grad_reduce_in_fp32 is False there, while
 // Megatron-LM reduces in fp32 under bf16). Sequence parallelism goes to
-// the language model alone, as layout.ModelTraining gives it. Nothing for a
-// layout without a training block.
+// the language model alone, as layout.ModelTraining gives it, and
+// overlap_p2p_comm is each module's as Megatron-LM settles it
+// (layout.OverlapP2PComm: off without a virtual pipeline), since Megatron-core's
+// non-interleaved schedule raises on it (schedules.py:2181 at d98e8a6) and
+// the TransformerConfig's own default is False. Nothing for a layout
+// without a training block.
 func writeBridgeTraining(w io.Writer, t *topo.Topology) {
 	lt := t.Layout.Training
 	if lt == nil {
@@ -48,15 +52,18 @@ from megatron.core.transformer.enums import AttnBackend
 		fmt.Fprint(w, "}\n")
 	}
 	fmt.Fprint(w, "TRANSFORMER_CONFIG = {\n")
-	for _, m := range t.Modules {
+	for i, m := range t.Modules {
 		fmt.Fprintf(w, "    %q: {\n", m.Name)
 		for _, c := range megatron.BridgeConfigs {
 			if !slices.Contains(c.Configs, "transformer") {
 				continue
 			}
 			v := values[c.Key]
-			if c.Key == "sequence_parallel" && m.Name != grid.LanguageModule {
+			switch {
+			case c.Key == "sequence_parallel" && m.Name != grid.LanguageModule:
 				v = "false"
+			case c.Key == "overlap_p2p_comm":
+				v = strconv.FormatBool(t.Layout.OverlapP2PComm(&t.Layout.Modules[i], m.PP))
 			}
 			fmt.Fprintf(w, "        %q: %s,\n", c.Key, pythonValue(c.Key, v))
 		}

@@ -61,3 +61,25 @@ func TestBridgeTraining(t *testing.T) {
 	require.NoError(t, WriteBridge(&b, p))
 	assert.NotContains(t, b.String(), "DDP_CONFIG")
 }
+
+// TestBridgeOverlapP2PComm: each module's TransformerConfig gets the
+// overlap_p2p_comm Megatron-LM settles: false without a virtual pipeline
+// (the only pipeline Bridge's MIMO training runs, whose non-interleaved
+// schedule raises on true), whatever the layout states.
+func TestBridgeOverlapP2PComm(t *testing.T) {
+	for _, tc := range []struct{ name, training, language string }{
+		{"the default at pp 2", "{use_distributed_optimizer: true}", "{name: language, num_ranks: 4, pp: 2}"},
+		{"stated true at pp 2", "{overlap_p2p_comm: true}", "{name: language, num_ranks: 4, pp: 2, vpp: 1}"},
+		{"stated false at pp 1", "{overlap_p2p_comm: false}", "{name: language, num_ranks: 4}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := "version: 1\ntarget: megatron-bridge\nworld_size: 8\ntraining: " + tc.training + "\nmodules:\n- " + tc.language + "\n- {name: vision, num_ranks: 4, rank_offset: 4}\n"
+			p, d, err := Build(check(t, src), Options{Program: []string{"llava.py"}, MasterPort: DefaultMasterPort})
+			require.NoError(t, err)
+			require.NotNil(t, p, "%v", d)
+			var b strings.Builder
+			require.NoError(t, WriteBridge(&b, p))
+			assert.Equal(t, 2, strings.Count(b.String(), "        \"fp8\": None,\n        \"overlap_p2p_comm\": False,\n    },\n"), b.String())
+		})
+	}
+}

@@ -44,6 +44,12 @@ type Training struct {
 	// (arguments.py:2016 at d98e8a6), which every Megatron-Bridge fp8
 	// recipe sets (training/mixed_precision.py:231, :264, :302 at 067f987).
 	FP8ParamGather bool
+	// NoOverlapP2PComm is overlap_p2p_comm: false. Megatron-LM overlaps the
+	// interleaved schedule's pipeline sends with compute unless
+	// --no-overlap-p2p-communication (store_false, arguments.py:3118 at
+	// d98e8a6); without a virtual pipeline it turns the overlap off itself
+	// (arguments.py:1010-1012).
+	NoOverlapP2PComm bool
 }
 
 // TrainingKey describes one key of the training block.
@@ -123,6 +129,10 @@ var trainingKeys = []TrainingKey{
 		[]string{"none", "e4m3", "hybrid"}, func(t *Training) *string { return &t.FP8 }),
 	trainingBool("fp8_param_gather", "keeps the compute weights in fp8 only (no bf16 copy) and all-gathers them in fp8; needs fp8 and the distributed optimizer",
 		func(t *Training) *bool { return &t.FP8ParamGather }),
+	{Name: "overlap_p2p_comm", Kind: "bool", Default: "true", Doc: "overlaps the interleaved schedule's pipeline sends and receives with compute (false: batched, blocking sends; needs pp > 2 with a virtual pipeline)",
+		get: func(t *Training) string { return strconv.FormatBool(!t.NoOverlapP2PComm) },
+		set: func(t *Training, v string) { t.NoOverlapP2PComm = v == "false" },
+	},
 }
 
 // TrainingKeys returns the training block's keys in the order layouts
@@ -266,6 +276,7 @@ func (l *Layout) ModelTraining(m *Module, dp int) model.Training {
 		t.AttentionBackend = lt.AttentionBackend
 		t.FP8 = lt.FP8
 		t.FP8ParamGather = lt.FP8ParamGather
+		t.NoOverlapP2PComm = lt.NoOverlapP2PComm
 	}
 	t.Frozen = m.Freeze
 	t.MicroBatchSize = 1

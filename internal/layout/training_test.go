@@ -132,3 +132,28 @@ func TestTrainingKeySetRefuses(t *testing.T) {
 	require.Empty(t, d.Items)
 	assert.Equal(t, model.Training{MicroBatchSize: 1}, l.ModelTraining(&l.Modules[0], 4))
 }
+
+// TestOverlapP2PComm: the overlap a module runs with is the training
+// block's under a virtual pipeline (vpp, or a layout of more stages than
+// pp) and off without one, as Megatron-LM's validate_args settles it.
+func TestOverlapP2PComm(t *testing.T) {
+	for _, tc := range []struct {
+		name, training, module string
+		want                   bool
+	}{
+		{"vpp 2, the default", "", "pp: 2, vpp: 2", true},
+		{"vpp 2, stated true", "training: {overlap_p2p_comm: true}\n", "pp: 2, vpp: 2", true},
+		{"vpp 2, stated false", "training: {overlap_p2p_comm: false}\n", "pp: 4, vpp: 2", false},
+		{"vpp 1", "", "pp: 2, vpp: 1", false},
+		{"no pipeline", "training: {overlap_p2p_comm: true}\n", "pp: 1", false},
+		{"a layout of 4 stages at pp 2", "", "pp: 2, pipeline_model_parallel_layout: \"Et|t|t|tL\"", true},
+		{"a layout of 2 stages at pp 2", "", "pp: 2, pipeline_model_parallel_layout: \"Ett|ttL\"", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, d := layout.Parse("t.yaml", []byte("version: 1\nworld_size: 8\n"+tc.training+"modules:\n  - {name: language, num_ranks: 8, "+tc.module+"}\n"))
+			require.Empty(t, d.Items)
+			m := &l.Modules[0]
+			assert.Equal(t, tc.want, l.OverlapP2PComm(m, m.PP))
+		})
+	}
+}

@@ -75,6 +75,7 @@ var BridgeConfigs = []BridgeConfig{
 	{"attention_backend", []string{"transformer"}},
 	{"fp8", []string{"transformer"}},
 	{"fp8_param_gather", []string{"ddp"}},
+	{"overlap_p2p_comm", []string{"transformer"}},
 }
 
 // ConfigFields returns the field names of a config ("ddp", "optimizer",

@@ -46,6 +46,8 @@ var TrainingFlags = []TrainingFlag{
 	// TransformerConfig.fp8's argparse_meta names it --fp8-format.
 	{Key: "fp8", Flag: "--fp8-format"},
 	{Key: "fp8_param_gather", Flag: "--fp8-param-gather", On: "true"},
+	// store_false, dest overlap_p2p_comm (arguments.py:3118).
+	{Key: "overlap_p2p_comm", Flag: "--no-overlap-p2p-communication", On: "false"},
 }
 
 // TrainingFlagOf returns the flag of a training key.

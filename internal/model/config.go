@@ -97,6 +97,7 @@ type Training struct {
 	AttentionBackend             string `json:"attention_backend,omitempty"` // "": auto
 	FP8                          string `json:"fp8,omitempty"`
 	FP8ParamGather               bool   `json:"fp8_param_gather,omitempty"`
+	NoOverlapP2PComm             bool   `json:"no_overlap_p2p_comm,omitempty"` // overlap_p2p_comm: false
 
 	// Frozen is the module's freeze key: its parameters do not train (no
 	// gradients, no optimizer state).

@@ -5,7 +5,6 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/layout"
-	"github.com/mimoplan/mimoplan/internal/model"
 )
 
 // interleaveFault is the check of its micro-batches that Megatron-core's
@@ -37,29 +36,6 @@ func interleaveCheck(pp, m, n int) interleaveFault {
 	return interleaveOK
 }
 
-// InterleavedVPP is the virtual pipeline size module m runs the
-// interleaved schedule with at pp stages: its vpp, or its
-// pipeline_model_parallel_layout's stages / pp, as Megatron-LM's
-// validate_args derives it (arguments.py:950); 0 when it runs none (pp 1,
-// a virtual size of 1, or a layout that pipeline-layout-invalid refuses).
-func InterleavedVPP(m *layout.Module, pp int) int {
-	if pp < 2 {
-		return 0
-	}
-	v := m.VPP
-	if m.Split.Layout != "" {
-		stages, err := model.LayoutStages(m.Split.Layout)
-		if err != nil || stages%pp != 0 {
-			return 0
-		}
-		v = stages / pp
-	}
-	if v < 2 {
-		return 0
-	}
-	return v
-}
-
 // interleaving: on target core a module with pp above 1 and a virtual
 // pipeline runs Megatron-core's interleaved schedule
 // (get_forward_backward_func picks it for any virtual pipeline size), whose
@@ -78,7 +54,7 @@ func (c *checker) interleaving(micro, step int) {
 			continue
 		}
 		lm := c.lm(i)
-		vpp := InterleavedVPP(lm, m.PP)
+		vpp := layout.InterleavedVPP(lm, m.PP)
 		if vpp == 0 {
 			continue
 		}

@@ -39,7 +39,7 @@ func TestInterleavedMicrobatchesMatchesMegatron(t *testing.T) {
 	for _, c := range f.Cases {
 		pp, vpp, m, n := int(c[0].(float64)), int(c[1].(float64)), int(c[2].(float64)), int(c[3].(float64))
 		schedule, line := c[4].(string), c[5].(string)
-		interleaved := InterleavedVPP(&layout.Module{VPP: vpp}, pp) > 0
+		interleaved := layout.InterleavedVPP(&layout.Module{VPP: vpp}, pp) > 0
 		require.Equal(t, schedule == "forward_backward_pipelining_with_interleaving", interleaved,
 			"pp %d vpp %d: upstream runs %s", pp, vpp, schedule)
 		if !interleaved {
@@ -76,7 +76,7 @@ func TestInterleavedVPP(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m := &layout.Module{VPP: tt.vpp}
 			m.Split.Layout = tt.layoutText
-			require.Equal(t, tt.want, InterleavedVPP(m, tt.pp))
+			require.Equal(t, tt.want, layout.InterleavedVPP(m, tt.pp))
 		})
 	}
 }

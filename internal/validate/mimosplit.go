@@ -3,6 +3,7 @@ package validate
 import (
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/grid"
+	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/upstream"
 )
 
@@ -29,7 +30,7 @@ func (c *checker) mimoSplit() {
 			key, flag, line string
 			set             bool
 		}{
-			{"pipeline_model_parallel_layout", "--pipeline-model-parallel-layout", ":825", s.Layout != "" && InterleavedVPP(lm, m.PP) == 0},
+			{"pipeline_model_parallel_layout", "--pipeline-model-parallel-layout", ":825", s.Layout != "" && layout.InterleavedVPP(lm, m.PP) == 0},
 			{"account_for_embedding_in_pipeline_split", "--account-for-embedding-in-pipeline-split", ":829", s.AccountEmbedding},
 			{"account_for_loss_in_pipeline_split", "--account-for-loss-in-pipeline-split", ":834", s.AccountLoss},
 		} {

@@ -29,7 +29,7 @@ func (c *checker) mimoVPP(runtime string) {
 			continue
 		}
 		lm := c.lm(i)
-		vpp := InterleavedVPP(lm, m.PP)
+		vpp := layout.InterleavedVPP(lm, m.PP)
 		if vpp == 0 {
 			continue
 		}
