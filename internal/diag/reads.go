@@ -136,6 +136,7 @@ var reads = map[RuleID]string{
 
 	RuleMIMOVPPUnsupported:            "pp vpp split name target target_version",
 	RuleMIMOSplitUnsupported:          "pp vpp split name target target_version",
+	RuleVPPNeedsPPWithoutP2POverlap:   "pp vpp split name target training",
 	RuleColocatedUnsupported:          "placement target names",
 	RuleTooManyEncoders:               "names target target_version",
 	RuleEncoderNotFirst:               "modules.rank_offset target target_version placement names",

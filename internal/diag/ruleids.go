@@ -72,6 +72,7 @@ const (
 	RuleTargetVersionTooOld            RuleID = "target-version-too-old"
 	RuleMIMOVPPUnsupported             RuleID = "mimo-vpp-unsupported"
 	RuleMIMOSplitUnsupported           RuleID = "mimo-split-unsupported"
+	RuleVPPNeedsPPWithoutP2POverlap    RuleID = "vpp-needs-pp-without-p2p-overlap"
 	RuleMIMONeedsDistributedOptimizer  RuleID = "mimo-needs-distributed-optimizer"
 	RuleGTPNeedsNewerVersion           RuleID = "gtp-needs-newer-version"
 	RuleLLMOnlyNotWholeWorld           RuleID = "llm-only-not-whole-world"

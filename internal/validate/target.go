@@ -90,6 +90,7 @@ func (c *checker) megatronLM() {
 	}
 	c.mimoVPP("Megatron-LM's MIMO example")
 	c.mimoSplit()
+	c.p2pOverlap()
 	done := c.seen()
 	encoder := false
 	for _, m := range c.l.Modules {
