@@ -262,10 +262,12 @@ func (c *Calibrated) epComm(s *Shape, m *Module, w *work) float64 {
 
 // ppComm: each micro-batch's activations and their gradients cross every
 // (virtual) stage boundary (Narayanan et al. 2021, sec. 2.2). With the
-// interleaved schedule Megatron overlaps these sends with compute
-// (overlap_p2p_comm, on by default and only then: Megatron-LM
-// arguments.py:1010-1012 and :3118 at d98e8a6), all but PPExposed of
-// them. Each (virtual) stage's forward and backward of a micro-batch also
+// interleaved schedule and overlap_p2p_comm (on by default, and only with
+// interleaving: Megatron-LM arguments.py:1010-1012 and :3118 at d98e8a6)
+// Megatron overlaps these sends with compute, all but PPExposed of them;
+// with overlap_p2p_comm false they are batched and waited for
+// (batch_p2p_comm, argument_utils.py:307; p2p_communication.py:54), all
+// exposed. Each (virtual) stage's forward and backward of a micro-batch also
 // pays PPSync seconds of fixed cost: the send/receive handshake and the
 // schedule's wait for it, which more micro-batches and more virtual stages
 // multiply.
@@ -276,7 +278,7 @@ func (c *Calibrated) ppComm(s *Shape, m *Module, w *work) float64 {
 	v := float64(max(1, m.VPP))
 	vol := w.samples * 2 * v * w.tokens * float64(s.Hidden) / float64(max(1, m.TP)) * bf16Bytes
 	t := c.ring(vol, m, max(1, m.Ranks/m.PP), m.PP)
-	if m.VPP > 1 {
+	if m.VPP > 1 && !c.Train.NoOverlapP2PComm {
 		t *= c.K.PPExposed
 	}
 	mb := w.samples / max(1, w.mbTok/w.tokens)

@@ -1,6 +1,7 @@
 package steptime_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/mimoplan/mimoplan/internal/model"
@@ -15,7 +16,7 @@ func TestCalibratedConforms(t *testing.T) {
 		{},
 		{UseDistributedOptimizer: true, OverlapGradReduce: true, OverlapParamGather: true, SequenceParallel: true, TPCommOverlap: true},
 		{RecomputeGranularity: model.RecomputeFull, MoETokenDispatcherType: "alltoall", OverlapMoEExpertParallelComm: true, FP8: "hybrid"},
-		{RecomputeGranularity: model.RecomputeFull, RecomputeMethod: "block", RecomputeNumLayers: 2, MoETokenDispatcherType: "flex", GradReduceInBF16: true},
+		{RecomputeGranularity: model.RecomputeFull, RecomputeMethod: "block", RecomputeNumLayers: 2, MoETokenDispatcherType: "flex", GradReduceInBF16: true, NoOverlapP2PComm: true},
 		{RecomputeGranularity: model.RecomputeSelective, TransformerImpl: "local", UseDistributedOptimizer: true},
 		{RecomputeGranularity: model.RecomputeFull, TransformerImpl: "local", AttentionBackend: "local"},
 		{TransformerImpl: "local", AttentionBackend: "flash", SequenceParallel: true, MoETokenDispatcherType: "alltoall"},
@@ -65,3 +66,44 @@ func (w withDims) LowerBound(s *steptime.Shape, m steptime.Module) float64 {
 }
 func (w withDims) OffsetClass(offset int) int { return w.m.OffsetClass(offset) }
 func (w withDims) Fastest() steptime.Model    { return withDims{w.m.Fastest()} }
+
+// TestPPCommOverlap: overlap_p2p_comm hides all but PPExposed of the
+// interleaved schedule's sends; with it off (training.overlap_p2p_comm:
+// false) they are all exposed, and without interleaving it changes
+// nothing (Megatron-LM turns the overlap off there).
+func TestPPCommOverlap(t *testing.T) {
+	s := &steptime.Shape{FLOPsPerSample: 1e13, Layers: 32, Hidden: 4096, Seq: 4096, KVDim: 1024}
+	j := steptime.Job{GPUsPerNode: 8, Samples: 256, MicroBatch: 1}
+	on := steptime.NewCalibrated(steptime.Devices["H100"], j, model.Training{})
+	off := steptime.NewCalibrated(steptime.Devices["H100"], j, model.Training{NoOverlapP2PComm: true})
+	tests := []struct {
+		name    string
+		m       steptime.Module
+		exposed float64 // off's sends over on's
+	}{
+		{"interleaved across nodes", steptime.Module{Ranks: 64, TP: 8, PP: 8, VPP: 2, DP: 1, Microbatches: 256}, 1 / steptime.Fitted.PPExposed},
+		{"interleaved in a node", steptime.Module{Ranks: 8, TP: 2, PP: 4, VPP: 4, DP: 1, Microbatches: 256}, 1 / steptime.Fitted.PPExposed},
+		{"no interleaving", steptime.Module{Ranks: 64, TP: 8, PP: 8, VPP: 1, DP: 1, Microbatches: 256}, 1},
+		{"no pipeline", steptime.Module{Ranks: 8, TP: 8, PP: 1, DP: 1, Microbatches: 256}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := on.Time(s, tt.m), off.Time(s, tt.m)
+			if tt.m.PP > 1 && a.PP <= 0 {
+				t.Fatalf("no pipeline sends charged: %+v", a)
+			}
+			if tt.m.PP == 1 {
+				if a != b || a.PP != 0 {
+					t.Fatalf("pp 1: %+v and %+v", a, b)
+				}
+				return
+			}
+			if got := b.PP / a.PP; math.Abs(got-tt.exposed) > 1e-9*tt.exposed {
+				t.Errorf("sends without the overlap / with it = %g, want %g (%+v, %+v)", got, tt.exposed, a, b)
+			}
+			if a.Total-a.PP != b.Total-b.PP {
+				t.Errorf("only the sends change: %+v, %+v", a, b)
+			}
+		})
+	}
+}
