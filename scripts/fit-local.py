@@ -2,7 +2,7 @@
 """The step-time model's local-stack figures (internal/steptime/local.go, LocalMeasured), derived
 from the component measurements alone, never from the whole-step runs they are checked against:
 
-  testdata/measured/components-h200.json   scripts/measure-components.py on 2 H200 (c1, c2)
+  testdata/measured/components-h200.json   scripts/measure-components.py on 2 H200 (c1-c6)
   testdata/measured/gemm-h200.json, gemm-h100.json   scripts/measure-gemm.py
 
   fit-local.py [REPO]     prints each figure and what it comes from
@@ -180,6 +180,15 @@ def main():
 
     keys = sorted({(e, ep, f, b, run) for e, ep, f, b, _, run in gm if b <= 4})
     pts = [(e / ep, moe_layer(k)) for k in keys for e, ep in [k[:2]]]
+    # c6 (measure_moe.py, another machine): 8 experts of FFN 3,072 at 4,096 tokens, rank 0 alone,
+    # both ranks apart, dp 2 and ep 2 (4 experts on the GPU), the slower rank's layer; the same
+    # quantity as above, so it joins the line.
+    for r in comp.get("moepair", []):
+        c = r["case"]
+        if c["batch"] == 4 and "error" not in r:
+            ep = 2 if c["mode"] == "ep2" else 1
+            w = max(x for x in r["per_layer_wall_s_ranks"] if x > 0)
+            pts.append((c["experts"] / ep, (w, r["per_layer_gpu_s"])))
     a0, a1 = lsq([e for e, _ in pts], [w for _, (w, _) in pts])
     # Where a MoE layer's GPU work exceeds the host's time, its wall time exceeds its GPU time by
     # a near-constant stall: the dispatcher's synchronisation. Those are the 4-expert layers at
@@ -195,6 +204,7 @@ def main():
           f"{len(pts)} MoE layers through the schedule and DDP at 256 and 4,096 tokens "
           f"({', '.join(f'{e:g} experts {w * 1e3:.2f}' for e, (w, _) in pts)} ms: {a0 * 1e3:.2f} + {a1 * 1e3:.3f} an expert), "
           f"the stall the mean of {len(bound)} GPU-bound layers ({', '.join(f'{x * 1e3:.2f}' for x in bound)} ms)")
+    moe_permute(comp)
     for k in sorted({(e, ep, f, b, run) for e, ep, f, b, _, run in gm}):
         w, gpu = moe_layer(k)
         print(f"  MoE layer {k}: wall {w * 1e3:.2f} ms, GPU {gpu * 1e3:.2f} ms")
@@ -202,6 +212,38 @@ def main():
         c = r["case"]
         print(f"  bare layer: experts {c.get('experts', 0)}, {c['batch'] * 1024} tokens, {c['attention']} "
               f"{c.get('recompute', '')}: wall {r['per_layer_wall_s'] * 1e3:.2f} ms, GPU {r['per_layer_gpu_s'] * 1e3:.2f} ms")
+
+
+# The MoE layer's routing kernels (c6's kernel tables): token permutation and unpermutation,
+# the router's top-k and the dispatcher's index sorting (torch index_select / index_add /
+# scatter / gather / cat / sort / top-k / scan; Megatron-core moe_utils.permute, unpermute,
+# the local spec's SequentialMLP split and cat).
+ROUTING = ("indexFunc", "scatter_gather", "vectorized_gather", "CatArrayBatchedCopy", "radix",
+           "index_elementwise", "DeviceScan", "sort", "topk")
+
+
+def moe_permute(comp):
+    """LocalMoEPermuteBytes: the routing kernels' GPU time per MoE layer and micro-batch, its
+    growth from 4,096 to 16,384 tokens a micro-batch (the fixed part, the embedding's backward
+    sort included, cancels) as HBM traffic per routed token copy (top-k of them a token) and
+    hidden unit; and each layer's kernels against the model's GPU time with it."""
+    per = {}
+    for r in comp.get("moepair", []):
+        c = r["case"]
+        if "error" in r or "kernels" not in r["layers6"]:
+            continue
+        t = sum(us for name, (us, _) in r["layers6"]["kernels"].items()
+                if not name.startswith("nccl") and any(p.lower() in name.lower() for p in ROUTING)
+                and "compute_grad_weight" not in name)
+        per.setdefault(c["batch"], []).append(t * 1e-6 / (6 * r["microbatches"]))
+    if 4 not in per or 16 not in per:
+        return
+    lo, hi = statistics.fmean(per[4]), statistics.fmean(per[16])
+    h, k = 1536, 2
+    slope = (hi - lo) / ((16 - 4) * 1024)
+    print(f"LocalMoEPermuteBytes {slope * HBM / (k * h):.0f}: routing kernels a MoE layer and micro-batch "
+          f"{lo * 1e3:.3f} ms at 4,096 tokens ({len(per[4])} runs), {hi * 1e3:.3f} ms at 16,384 ({len(per[16])}); "
+          f"{slope * 1e9:.1f} ns a token at hidden {h}, top-{k}")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,9 @@ The shapes here are deliberately not those of testdata/measured (hidden 1,536 an
               models (4 and 16 experts) at 256 to 16,384 tokens, with their kernels' GPU time;
               `--parts gptmoe2`: 16 experts at ep 2 and at dp 2 with the gradients' reduction
               (finalize_model_grads), and 8 experts.
+  moepair     measure_moe.py: a MoE GPTModel (8 experts) through the schedule on rank 0 alone, on
+              both ranks apart, at dp 2 and at ep 2, at 4,096 and 16,384 tokens a micro-batch,
+              with its kernels and CUDA runtime calls: what two GPUs add to a MoE layer.
 
 Run on 2 GPUs from the repository root, with measure_runtime.py and measure_shims.py beside it
 and Megatron extracted as measure-memory.sh's header says. testdata/measured/components-h200.json
@@ -37,6 +40,7 @@ ran (the device tool's nvidia-h200-x2, .dev carried) as
   python3 -m torch.distributed.run --nproc_per_node 2 --master_addr 127.0.0.1 \
       --master_port 29611 .dev/local/measure-components.py --megatron .dev/megatron \
       --out $OUT/components.json [--parts block,gpt] --budget-s 440
+(moepair: --parts moepair, run c6, the same way with measure_moe.py beside it.)
 Rank 0 writes the JSON ("env", and one record a measurement under "optimizer", "block", "gpt");
 testdata/measured/README.md describes it.
 """
@@ -65,7 +69,8 @@ def main():
     rank, world = rt.init_process(2, "measure-components")
     torch.distributed.init_process_group(backend="nccl", rank=rank, world_size=world)
     t_start = time.perf_counter()
-    res = {"env": rt.env_info(), "optimizer": [], "block": [], "gpt": [], "profile": []}
+    res = {"env": rt.env_info(), "optimizer": [], "block": [], "gpt": [], "profile": [],
+           "moepair": []}
     res["env"]["sleep_cycles_per_s"] = sleep_rate()
     parts = o.parts.split(",")
     runs = []
@@ -81,13 +86,17 @@ def main():
         runs += [("gpt", v) for v in GPT_MOE_VARIANTS]
     if "gptmoe2" in parts:
         runs += [("gpt", v) for v in GPT_MOE2_VARIANTS]
+    if "moepair" in parts:
+        import measure_moe
+        runs += [("moepair", v) for v in measure_moe.VARIANTS]
     for kind, v in runs:
         if time.perf_counter() - t_start > o.budget_s:
             if rank == 0:
                 print(f"budget spent; skipping {kind} {v}", flush=True)
             continue
         fn = {"optimizer": opt_case, "block": block_case, "gpt": gpt_case,
-              "profile": profile_case}[kind]
+              "profile": profile_case,
+              "moepair": lambda _, v, rate: measure_moe.case(sys.modules[__name__], v, rate)}[kind]
         try:
             rec = fn(o.megatron, dict(v), res["env"]["sleep_cycles_per_s"])
         except Exception as e:  # one failing shape must not lose the rest
@@ -96,7 +105,8 @@ def main():
         torch.distributed.all_gather_object(recs, rec)
         if rank == 0:
             out = dict(recs[0])
-            for k in ("wall_s", "host_s", "opt_s", "zero_s"):
+            for k in ("wall_s", "host_s", "opt_s", "zero_s") + (
+                    ("per_layer_wall_s",) if kind == "moepair" else ()):
                 if k in out:
                     out[k + "_ranks"] = [r.get(k) for r in recs]
                     out[k] = max(r.get(k) or 0 for r in recs)

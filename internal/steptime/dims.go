@@ -32,6 +32,9 @@ type Dims struct {
 	// Megatron's GPTModel builds them; the local stack's optimizer pays per
 	// tensor (LocalConstants.OptimizerTensor).
 	LayerTensors, ExpertTensors, OuterTensors float64
+	// SharedExpert: the MoE layers have a shared expert
+	// (moe_shared_expert_intermediate_size), two more GEMMs each.
+	SharedExpert bool
 }
 
 // DimsOf splits config c as Megatron's num_floating_point_operations does
@@ -43,7 +46,8 @@ type Dims struct {
 func DimsOf(cfg model.Config) Dims {
 	c := cfg.Resolve()
 	e := model.Compute(cfg, model.Parallel{NumRanks: 1, DP: 1}, model.Training{})
-	d := Dims{FFN: c.FFNHiddenSize, MoEFFN: c.MoEFFNHiddenSize, Experts: c.NumExperts}
+	d := Dims{FFN: c.FFNHiddenSize, MoEFFN: c.MoEFFNHiddenSize, Experts: c.NumExperts,
+		SharedExpert: c.MoESharedExpertIntermediateSize > 0}
 	if d.MoEFFN == 0 {
 		d.MoEFFN = d.FFN
 	}

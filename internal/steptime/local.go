@@ -58,12 +58,22 @@ type LocalConstants struct {
 	// one's tensors); MoESync is the stall the dispatcher's copy of token
 	// counts to the host adds to every MoE layer and micro-batch, whether
 	// the GPU or the host sets the pace (a MoE layer's wall time less its
-	// kernels' GPU time where the GPU's work exceeds the host's).
+	// kernels' GPU time where the GPU's work exceeds the host's). The line
+	// is fitted to MoE layers through the schedule of three machines (runs
+	// c4, c5, c6), whose host times differ by up to a half on one layer.
 	MoELayer, MoEExpert, MoESync float64
+	// MoEPermuteBytes is the HBM traffic of a MoE layer's routing kernels
+	// (the router's top-k, the dispatcher's index sort, the tokens'
+	// permutation and unpermutation, SequentialMLP's split and cat: torch
+	// index_select, index_add, scatter, gather, cat), forward and backward,
+	// per routed token copy (top-k a token) and hidden unit: their GPU time
+	// in the kernel tables of MoE layers at 4,096 and 16,384 tokens, which
+	// the dense layers' ElementwiseBytes does not hold.
+	MoEPermuteBytes float64
 }
 
 // LocalMeasured are the figures scripts/fit-local.py prints for
-// testdata/measured/components-h200.json (runs c1 and c2).
+// testdata/measured/components-h200.json (runs c1-c6).
 var LocalMeasured = LocalConstants{
 	GEMMEfficiency:       0.707,
 	GEMMLatency:          18.2e-6,
@@ -79,9 +89,10 @@ var LocalMeasured = LocalConstants{
 	HostUnfusedAttention: 1.65e-3,
 	HostRecompute:        1.35e-3,
 	CPAttention:          0.39,
-	MoELayer:             3.85e-3,
-	MoEExpert:            0.635e-3,
+	MoELayer:             8.53e-3,
+	MoEExpert:            0.362e-3,
 	MoESync:              1.20e-3,
+	MoEPermuteBytes:      92,
 }
 
 // local reports whether the layout states the local stack.
@@ -91,16 +102,51 @@ func (c *Calibrated) local() bool { return c.Train.TransformerImpl == "local" }
 // fc2), each run again for the input and the weight gradients.
 const gemmsPerLayer = 4 * 3
 
+// moeGEMMs is the GEMMs of a MoE layer on the local stack, forward and
+// both gradients: QKV, projection, the router, and fc1 and fc2 of every
+// expert on the GPU one after another (the local spec's SequentialMLP,
+// moe_grouped_gemm off: megatron/core/transformer/moe/experts.py at
+// d98e8a6), and a shared expert's two. Counted in the kernel tables of
+// components-h200.json's run c6: 57 GEMM kernels a MoE layer and
+// micro-batch with 8 experts on the GPU, 33 with 4.
+func moeGEMMs(d *Dims, local float64) float64 {
+	n := 3 + 2*local
+	if d.SharedExpert {
+		n += 2
+	}
+	return 3 * n
+}
+
+// localGPU is the GPU work the local stack adds to compute's: every GEMM's
+// fixed latency, and MoE layers' routing kernels.
+func (c *Calibrated) localGPU(s *Shape, m *Module, w *work) float64 {
+	mb := w.samples / max(1, w.mbTok/w.tokens)
+	again := (2 + w.fwd) / 3
+	moe := float64(s.MoELayers) / float64(max(1, m.PP)) * max(1, m.Imbalance)
+	d := &s.Dims
+	gemms := max(0, w.stage-moe) * gemmsPerLayer
+	var t float64
+	if moe > 0 {
+		gemms += moe * moeGEMMs(d, float64(max(1, d.Experts))/float64(max(1, m.EP)))
+		// Each routed copy of the GPU's tokens (top-k a token; with ep the
+		// dispatcher's ep-fold gathered tokens for ep-fold fewer experts).
+		copies := w.mbTok / float64(max(1, m.TP)) * float64(max(1, s.TopK))
+		t = c.L.MoEPermuteBytes * copies * float64(s.Hidden) / c.Dev.HBM * moe * mb * again
+	}
+	return t + c.L.GEMMLatency*gemms*mb*again
+}
+
 // localCompute is what the local stack adds to the GPU's busy time: the
 // GEMMs' fixed latency, then the host's issue time where it exceeds the
 // GPU's compute (the GPU waits for the host; MoE layers' issue time
 // included), and the MoE layers' synchronisation stall on top.
 func (c *Calibrated) localCompute(s *Shape, m *Module, w *work, t *Parts) {
 	mb := w.samples / max(1, w.mbTok/w.tokens) // micro-batches through this GPU
-	again := (2 + w.fwd) / 3
-	t.Compute += c.L.GEMMLatency * gemmsPerLayer * w.stage * mb * again
+	t.Compute += c.localGPU(s, m, w)
 	moe := float64(s.MoELayers) / float64(max(1, m.PP)) * max(1, m.Imbalance)
 	dense := max(0, w.stage-moe)
+	d := &s.Dims
+	local := float64(max(1, d.Experts)) / float64(max(1, m.EP))
 	extra := 0.0 // what the settings add to a layer's issue time
 	if m.TP > 1 {
 		extra += c.L.HostTP
@@ -117,12 +163,10 @@ func (c *Calibrated) localCompute(s *Shape, m *Module, w *work, t *Parts) {
 	if c.Train.RecomputeGranularity == model.RecomputeFull {
 		extra += c.L.HostRecompute * (w.fwd - 1)
 	}
-	d := &s.Dims
 	host := dense * (c.L.HostBlock + c.L.HostTensor*d.LayerTensors + extra)
 	if moe > 0 {
 		// Measured with tp 1 fused attention: a MoE layer pays the
 		// attention's settings as a dense one does.
-		local := float64(max(1, d.Experts)) / float64(max(1, m.EP))
 		host += moe * (c.L.MoELayer + c.L.MoEExpert*local + extra)
 	}
 	// The floor is on compute alone, the communication's kernels counted
