@@ -30,11 +30,11 @@ func TestCalibration(t *testing.T) {
 	fit, held := split(cs)
 	// The figures the fitted constants reach (docs/suggest.md), held: the
 	// issue's targets are a median |p/m-1| <= 0.15 and a Spearman >= 0.8.
-	limits := map[string][2]float64{"all": {0.075, 0.99}, "fit": {0.055, 0.99}, "heldout": {0.10, 0.98}, "Megatron-Bridge": {0.06, 0.98}}
+	limits := map[string][2]float64{"all": {0.075, 0.985}, "fit": {0.07, 0.97}, "heldout": {0.09, 0.98}, "Megatron-Bridge": {0.06, 0.98}, "NeMo 24.07": {0.07, 0.92}}
 	for _, s := range []struct {
 		name string
 		cs   []calCase
-	}{{"all", cs}, {"fit", fit}, {"heldout", held}, {"Megatron-Bridge", bridgeRows(cs)}} {
+	}{{"all", cs}, {"fit", fit}, {"heldout", held}, {"Megatron-Bridge", sourceRows(cs, "bridge-")}, {"NeMo 24.07", sourceRows(cs, "nemo-")}} {
 		a := agree(s.cs, steptime.Fitted)
 		fmt.Fprintf(&b, "- %s rows (%d): median \\|predicted/measured - 1\\| %.3f, %d within 15%%, Spearman of predicted and measured TFLOP/s per GPU %.3f\n", s.name, a.n, a.medianAbsErr, a.within15, a.spearman)
 		if l := limits[s.name]; a.medianAbsErr > l[0] || a.spearman < l[1] {
@@ -45,12 +45,13 @@ func TestCalibration(t *testing.T) {
 	testutil.CheckDocTable(t, "docs/calibration.md", "predicted and measured", b.String())
 }
 
-// bridgeRows are the Megatron-Bridge rows: today's recipes on H100 and
-// B200, where the Spearman is not carried by the spread between GPUs.
-func bridgeRows(cs []calCase) []calCase {
+// sourceRows are one source's rows (their ids' prefix): the
+// Megatron-Bridge rows (today's recipes on H100 and B200) and NeMo 24.07's
+// (H100, FP8), where the Spearman is not carried by the spread between GPUs.
+func sourceRows(cs []calCase, prefix string) []calCase {
 	var out []calCase
 	for _, c := range cs {
-		if strings.HasPrefix(c.row.ID, "bridge-") {
+		if strings.HasPrefix(c.row.ID, prefix) {
 			out = append(out, c)
 		}
 	}
