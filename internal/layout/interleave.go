@@ -4,22 +4,16 @@ import "github.com/mimoplan/mimoplan/internal/model"
 
 // InterleavedVPP is the virtual pipeline size module m runs the
 // interleaved schedule with at pp stages: its vpp, or its
-// pipeline_model_parallel_layout's stages / pp, as Megatron-LM's
-// validate_args derives it (arguments.py:950); 0 when it runs none (pp 1,
-// a virtual size of 1, or a layout that pipeline-layout-invalid refuses).
+// pipeline_model_parallel_layout's stages / pp (model.VirtualPipeline);
+// 0 when it runs none (pp 1, a virtual size of 1, or a layout that
+// pipeline-layout-invalid refuses, whose floor is not taken so that
+// nothing else cascades from that refusal).
 func InterleavedVPP(m *Module, pp int) int {
 	if pp < 2 {
 		return 0
 	}
-	v := m.VPP
-	if m.Split.Layout != "" {
-		stages, err := model.LayoutStages(m.Split.Layout)
-		if err != nil || stages%pp != 0 {
-			return 0
-		}
-		v = stages / pp
-	}
-	if v < 2 {
+	v, exact := model.VirtualPipeline(m.VPP, pp, m.Split.Layout)
+	if !exact {
 		return 0
 	}
 	return v

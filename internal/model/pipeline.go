@@ -94,18 +94,36 @@ func parseLayout(s string) ([]string, error) {
 	return stages, nil
 }
 
-// vppOf is the virtual pipeline size Megatron-LM's validate_args derives:
-// from the layout's stage count, else the vpp given; 0 for none (1 is
-// none).
-func vppOf(p Parallel, stages int) int {
-	v := p.VPP
-	if p.Split.Layout != "" {
-		v = stages / p.PP
+// VirtualPipeline is the virtual pipeline size Megatron-LM's validate_args
+// derives at pp stages (arguments.py:945-950): a
+// pipeline_model_parallel_layout's stage count / pp when one is given,
+// else vpp; 0 for none (1 is none, and so is a layout upstream's parser
+// refuses). exact is false when the layout is refused or its stages are not
+// a multiple of pp (pipeline-layout-invalid); v is then the floor, and what
+// that means is the caller's to decide.
+func VirtualPipeline(vpp, pp int, layout string) (v int, exact bool) {
+	if layout == "" {
+		return virtualPipeline(vpp, pp, false, 0)
 	}
-	if v <= 1 {
-		return 0
+	stages, err := LayoutStages(layout)
+	if err != nil {
+		return 0, false
 	}
-	return v
+	return virtualPipeline(vpp, pp, true, stages)
+}
+
+// virtualPipeline is VirtualPipeline once the layout, if given, is parsed
+// into stages (checkSplit has them at hand). pp below 1 counts as 1.
+func virtualPipeline(vpp, pp int, layout bool, stages int) (int, bool) {
+	exact := true
+	if layout {
+		pp = max(pp, 1)
+		vpp, exact = stages/pp, stages%pp == 0
+	}
+	if vpp <= 1 {
+		return 0, exact
+	}
+	return vpp, exact
 }
 
 // StageLayers returns the transformer layers each pipeline rank builds
@@ -158,7 +176,7 @@ func checkSplit(layers, mtp int, p Parallel) ([]splitErr, [][]int) {
 				"pipeline_model_parallel_layout has %d stages, not a multiple of pp (%d)", len(stages), pp)
 		}
 	}
-	vpp := vppOf(p, len(stages))
+	vpp, _ := virtualPipeline(p.VPP, pp, s.Layout != "", len(stages))
 	extra := 0
 	if s.AccountEmbedding {
 		extra++

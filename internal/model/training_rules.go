@@ -92,12 +92,11 @@ func moeCommOverlap(p Parallel, tr Training, add func(rule, key string, hint any
 		add(RuleMoECommOverlapUnsupported, key, "use selective recompute or none",
 			"overlap_moe_expert_parallel_comm excludes full recompute (recompute_method, recompute_num_layers)")
 	}
-	stages := 0
-	if p.Split.Layout != "" {
-		stages, _ = LayoutStages(p.Split.Layout)
-	}
 	// A pipeline_model_parallel_layout implies its vpp (arguments.py:950).
-	if p.PP > 1 && vppOf(p, stages) == 0 {
+	// One whose stages are not a multiple of pp still counts by its floor:
+	// pipeline-layout-invalid refuses it, and this rule asks only whether
+	// a virtual pipeline was meant.
+	if v, _ := VirtualPipeline(p.VPP, p.PP, p.Split.Layout); p.PP > 1 && v == 0 {
 		add(RuleMoECommOverlapUnsupported, key, "add vpp (> 1) to the module",
 			"overlap_moe_expert_parallel_comm with pp %d needs a virtual pipeline (vpp)", p.PP)
 	}

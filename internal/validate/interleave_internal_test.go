@@ -3,11 +3,13 @@ package validate
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/model"
 )
 
 // The upstream lines of the interleaved schedule's micro-batch checks, as
@@ -77,6 +79,38 @@ func TestInterleavedVPP(t *testing.T) {
 			m := &layout.Module{VPP: tt.vpp}
 			m.Split.Layout = tt.layoutText
 			require.Equal(t, tt.want, layout.InterleavedVPP(m, tt.pp))
+		})
+	}
+}
+
+// TestVirtualPipelineCallers: the two readers of the vpp a layout implies.
+// InterleavedVPP takes a layout whose stages do not divide pp as no
+// interleaving, so that only pipeline-layout-invalid reports it;
+// moe-comm-overlap-unsupported takes its floor (model.VirtualPipeline).
+func TestVirtualPipelineCallers(t *testing.T) {
+	moe := model.Config{NumLayers: 8, HiddenSize: 1024, NumAttentionHeads: 8, SeqLength: 4096, NumExperts: 8}
+	overlap := model.Training{OverlapMoEExpertParallelComm: true, MoETokenDispatcherType: "alltoall"}
+	for _, tt := range []struct {
+		name        string
+		vpp, pp     int
+		layoutText  string
+		interleaved int
+		moeRefused  bool
+	}{
+		{"absent", 0, 2, "", 0, true},
+		{"vpp given", 2, 2, "", 2, false},
+		{"dividing layout", 0, 2, "Ettt|tt|tt|tL", 2, false},
+		{"dividing layout of pp stages", 0, 2, "Etttt|ttttL", 0, true},
+		{"non-dividing layout, floor 2", 0, 2, "Et|tt|tt|tt|tL", 0, false},
+		{"non-dividing layout, floor 1", 0, 2, "Etttt|tt|ttL", 0, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &layout.Module{VPP: tt.vpp}
+			m.Split.Layout = tt.layoutText
+			require.Equal(t, tt.interleaved, layout.InterleavedVPP(m, tt.pp))
+			par := model.Parallel{NumRanks: 8, TP: 1, PP: tt.pp, VPP: tt.vpp, CP: 1, DP: 4, EP: 4, Split: m.Split}
+			require.Equal(t, tt.moeRefused, slices.Contains(model.Rules(moe, par, overlap), model.RuleMoECommOverlapUnsupported),
+				"%v", model.Rules(moe, par, overlap))
 		})
 	}
 }
