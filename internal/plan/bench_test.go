@@ -39,3 +39,37 @@ func BenchmarkSuggest(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSuggestCases runs the searches docs/performance.md names as slow
+// cases: --gtp (gtp_remat opened) on the three-module specs, and a spec on
+// which nothing fits (--headroom 95%), with the CLI's default 5% headroom
+// otherwise. MaxNodes bounds a run that does not finish.
+func BenchmarkSuggestCases(b *testing.B) {
+	cases := []struct {
+		name, spec string
+		gtp        bool
+		headroom   float64
+	}{
+		{"gtp-three-64gpu", "three-64gpu", true, 0.05},
+		{"gtp-three-1024gpu", "three-1024gpu", true, 0.05},
+		{"nofit-three-1024gpu", "three-1024gpu", false, 0.95},
+		{"nofit-three-16384gpu", "three-16384gpu", false, 0.95},
+		{"three-16384gpu-gbs4096", "three-16384gpu-gbs4096", false, 0.05},
+	}
+	for _, c := range cases {
+		spec := benchSpec(b, "../../testdata/suggest/"+c.spec+".yaml")
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				mem := float64(spec.GPUMemory)
+				res, err := Search(&Request{Spec: spec, Options: Options{GTP: c.gtp}, Est: Model{},
+					Time: steptime.Select{Dev: steptime.Devices["H100"]}.For(spec), GPUMemory: mem, Margin: c.headroom * mem, Top: 5})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(res.Nodes), "nodes/op")
+				b.ReportMetric(float64(res.Checked), "checked/op")
+			}
+		})
+	}
+}

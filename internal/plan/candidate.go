@@ -33,7 +33,7 @@ func (s *searcher) experts(i int, step, sum float64) bool { // Invariant 9
 		s.took = false
 		// What the first expert sizes teach holds for the others:
 		// nogood.go learns no rule that reads them there.
-		return s.judge(step, sum) && !s.anyBad(len(s.order)) && !(s.req.Top > 0 && s.took)
+		return s.judge(step, sum) && !s.anyBad(len(s.order)) && !(s.req.Top > 0 && s.took) && !s.memoryRefusesRest()
 	}
 	c := &s.cur[i]
 	base := c.Sizes
@@ -73,6 +73,10 @@ func (s *searcher) judge(step, sum float64) bool {
 	res := validate.CheckWith(l, &diag.List{File: s.spec.File}, s.grids) // Invariant 4
 	s.res.Checked++
 	errs, warns := res.Diags.Count()
+	s.memRefused = 0
+	if errs > 0 && onlyMemory(res.Diags) {
+		s.memRefused = errs
+	}
 	if errs > 0 {
 		if s.atBase() {
 			// A rule about expert sizes may refuse one of them and not
@@ -120,6 +124,35 @@ func (s *searcher) judge(step, sum float64) bool {
 	}
 	s.keep(c)
 	s.took = true
+	return true
+}
+
+// memoryRefusesRest reports whether the candidate just judged was refused
+// by gpu-memory-short alone and every candidate that differs from it only
+// in the expert sizes of expert-free modules would be refused with no
+// other effect. Their modules' estimates are its own (those sizes change
+// neither a dense model's memory nor its rules: model.CheckInputs,
+// Invariant 9; the search lists only expert sizes that divide the ranks,
+// so every module's grid stays sound), so validate reports the same
+// gpu-memory-short, word for word, with at most other errors from rules
+// that read expert sizes. Such a refusal is a miss of the same blocks
+// (dropped beside the one just recorded, or as it was) or of more
+// (dropped when missDropped says so); validate's verdict on them teaches
+// nothing (only the first expert sizes teach, nogood.go). While nothing
+// fits this spares validating every combination of the expert-free
+// modules' expert sizes of a colocated candidate whose modules need more
+// memory together than the GPU has (docs/performance.md).
+func (s *searcher) memoryRefusesRest() bool {
+	return !s.req.exhaustive && s.memRefused > 0 && s.missDropped(s.memRefused+1, 0)
+}
+
+// onlyMemory reports whether every error of d is gpu-memory-short.
+func onlyMemory(d *diag.List) bool {
+	for _, x := range d.Items {
+		if x.Severity == diag.Error && diag.RuleID(x.Rule) != diag.RuleGPUMemoryShort {
+			return false
+		}
+	}
 	return true
 }
 

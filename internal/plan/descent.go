@@ -2,14 +2,10 @@ package plan
 
 import (
 	"cmp"
-	"fmt"
-	"math"
 	"slices"
 
-	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/steptime"
-	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
 // choose is the descent: it gives module s.order[p] each of its
@@ -329,103 +325,4 @@ func (s *searcher) bound(p int) (step, sum float64) {
 		return sum, sum
 	}
 	return b, sum
-}
-
-// sharedOver reports whether the colocated modules chosen up to position
-// p, beside the least memory any factorization of each later one may
-// have, need more than gpu_memory together as validate counts it
-// (validate.SharedBytes, from each module's lower bound): then validate
-// refuses every candidate with these choices (gpu-memory-short).
-func (s *searcher) sharedOver(p int) bool {
-	if !s.colocated || s.req.GPUMemory <= 0 {
-		return false
-	}
-	each := s.shared[:0]
-	for q, i := range s.order {
-		if q <= p {
-			if e := s.curE[i]; e.mem > 0 {
-				each = append(each, e.mem)
-			}
-			continue
-		}
-		if b, ok := s.leastBytes(i, s.cur[i].NumRanks); ok {
-			each = append(each, b)
-		}
-	}
-	s.shared = each
-	return len(each) > 1 && validate.SharedBytes(each...) > s.req.GPUMemory
-}
-
-// colocatedRefused reports whether validate refuses, by
-// colocated-pp-cp-unsupported, every colocated candidate with the modules
-// chosen up to position p as they are (validate.ColocatedPPOK and
-// ColocatedCPOK, the rule's own conditions; its refusals read other
-// modules' sizes, so they are not learnt as nogoods). While nothing fits
-// it records them as a miss.
-func (s *searcher) colocatedRefused(p int) bool {
-	if !s.colocated || len(s.order) < 2 {
-		return false // a module alone has no communicator
-	}
-	ms, lang := s.colo[:0], -1
-	ppOK := true
-	for _, i := range s.order[:p+1] {
-		if i == s.lang {
-			lang = len(ms)
-		}
-		z := s.cur[i].Sizes
-		ppOK = ppOK && validate.ColocatedPPOK(z.PP)
-		ms = append(ms, validate.ColocatedSizes{TP: z.TP, GTPRemat: z.GTPRemat, CP: z.CP, PP: z.PP, DP: z.DP, EP: z.EP, ExptTP: z.ExptTP, ExptGTPRemat: z.ExptGTPRemat})
-	}
-	s.colo = ms
-	cpOK := validate.ColocatedCPOK(ms, lang)
-	if ppOK && cpOK {
-		return false
-	}
-	s.colocatedMiss(p, cpOK)
-	return true
-}
-
-// colocatedMiss records, while nothing fits, the modules chosen up to
-// position p that colocatedRefused refuses, with the rule's messages about
-// each (a few: one example of each cause is enough).
-func (s *searcher) colocatedMiss(p int, cpOK bool) {
-	if len(s.kept) > 0 || s.coloMisses == maxMisses {
-		return
-	}
-	s.coloMisses++
-	var mods []Choice
-	var blocks []string
-	for i := range s.spec.Modules {
-		if !slices.Contains(s.order[:p+1], i) {
-			continue
-		}
-		c := s.cur[i]
-		mods = append(mods, c)
-		if !validate.ColocatedPPOK(c.PP) {
-			blocks = append(blocks, fmt.Sprintf("%s (%s): %s", diag.RuleColocatedPPCPUnsupported, c.Name, validate.ColocatedPPText(c.PP)))
-		}
-		if c.CP != 1 && !cpOK {
-			blocks = append(blocks, fmt.Sprintf("%s (%s): %s", diag.RuleColocatedPPCPUnsupported, c.Name, validate.ColocatedCPText(c.CP)))
-		}
-	}
-	s.miss(mods, 0, blocks...)
-}
-
-// leastBytes is the least memory lower bound of module i's factorizations
-// of n ranks that may fit; false when it has no model or none fits.
-func (s *searcher) leastBytes(i, n int) (float64, bool) {
-	key := [2]int{i, n}
-	if b, ok := s.least[key]; ok {
-		return b, !math.IsNaN(b)
-	}
-	f := s.fact(i, n)
-	s.listOK(i, n, f)
-	b := math.NaN()
-	for _, j := range f.fit {
-		if e := &f.es[j]; e.mem > 0 && !(e.mem >= b) {
-			b = e.mem
-		}
-	}
-	s.least[key] = b
-	return b, !math.IsNaN(b)
 }

@@ -18,6 +18,8 @@
 //	ranked.go     a module's factorizations by their exact time
 //	bound.go      the lower bounds of a module's time (lbFull, lbAt)
 //	candidate.go  a complete candidate: expert sizes, validate's verdict
+//	colocated.go  the colocated placement's memory together and
+//	              colocated-pp-cp-unsupported, decided before validate
 //	nogood.go     what a refusal teaches (the nogood cache)
 //	kept.go       the ranking (less), the top-K heap and the misses
 //	score.go      a candidate's score and the step-time model's input
@@ -47,7 +49,9 @@
 //     refused some sizes, every factorization holding the sizes it
 //     declares it reads (diag.Reads; refusal.go), a memory lower bound
 //     above gpu_memory (gpu-memory-short), colocated modules' lower bounds
-//     together above it (validate.SharedBytes), colocated sizes
+//     together above it (validate.SharedBytes; once a candidate is kept or
+//     the misses are full, with validate's own estimate of each module
+//     already chosen: colocatedBytes), colocated sizes
 //     colocated-pp-cp-unsupported refuses whatever the later modules
 //     (validate.ColocatedPPOK, ColocatedCPOK), and the nogoods of 3.
 //  3. A nogood replays a verdict: a refusal is remembered only under the
@@ -85,6 +89,13 @@
 //     stands for them; what their first sizes teach holds for the others,
 //     since a rule that reads a dense module's expert sizes teaches
 //     nothing about it (3).
-//  10. The order is total (less: step, sum, then sizes), so the top K are
+//  10. The misses shown when nothing fits are those of the search that
+//     judges every candidate it reaches: while nothing fits, validate is
+//     spared a candidate it would refuse (the colocated modules' memory
+//     by validate's estimates; the other expert sizes of a candidate
+//     refused by gpu-memory-short alone, memoryRefusesRest) only when
+//     the miss it makes would be dropped (missDropped).
+//     TestShortcutsKeepResult compares the two searches.
+//  11. The order is total (less: step, sum, then sizes), so the top K are
 //     well defined, and the kept heap holds the K least.
 package plan

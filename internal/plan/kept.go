@@ -11,7 +11,7 @@ import (
 // order is total. Warnings are not a key: the step-time model prices the
 // locality that group-crosses-node reports (docs/suggest.md), and every
 // key is known before validate runs, so that a tie is decided without it.
-func less(a, b *Candidate) bool { // Invariant 10
+func less(a, b *Candidate) bool { // Invariant 11
 	if a.Score.StepSeconds != b.Score.StepSeconds {
 		return a.Score.StepSeconds < b.Score.StepSeconds
 	}
@@ -122,8 +122,7 @@ func (s *searcher) miss(mods []Choice, over float64, blocks ...string) {
 		}
 	}
 	if len(s.misses) == maxMisses {
-		w := s.misses[len(s.misses)-1]
-		if mi.errors > w.errors || mi.errors == w.errors && mi.over >= w.over {
+		if s.missDropped(mi.errors, mi.over) {
 			return
 		}
 		s.misses = s.misses[:len(s.misses)-1]
@@ -136,6 +135,21 @@ func (s *searcher) miss(mods []Choice, over float64, blocks ...string) {
 		}
 		return x.over < y.over
 	})
+}
+
+// missDropped reports whether miss drops every miss with at least errors
+// blocks and over bytes: something is kept, or the misses are full of
+// ones as close (fewer blocks, or as many and no more excess). The worst
+// miss kept only gets closer, so one dropped now is dropped later too.
+func (s *searcher) missDropped(errors int, over float64) bool {
+	if len(s.kept) > 0 {
+		return true
+	}
+	if len(s.misses) < maxMisses {
+		return false
+	}
+	w := &s.misses[len(s.misses)-1]
+	return errors > w.errors || errors == w.errors && over >= w.over
 }
 
 // overText says that module name needs need bytes a GPU ("at least "

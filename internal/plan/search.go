@@ -58,6 +58,10 @@ type Request struct {
 	// it the search stops with the best candidates found so far and
 	// Result.Stopped set.
 	MaxNodes int
+	// exhaustive turns off the shortcuts that skip validate only where
+	// its refusal would change nothing but the misses dropped
+	// (exactShared, memoryRefusesRest): tests compare the two results.
+	exhaustive bool
 }
 
 // DefaultMaxNodes is the search nodes (a module's sizes tried, a candidate
@@ -173,6 +177,11 @@ type searcher struct {
 	least  map[[2]int]float64
 	shared []float64
 	colo   []validate.ColocatedSizes // colocatedRefused's buffer
+	// coloBytes memoizes colocatedBytes.
+	coloBytes memo[coloKey, float64]
+	// memRefused is the number of errors of the last candidate judged
+	// when each is gpu-memory-short (memoryRefusesRest), else 0.
+	memRefused int
 	// coloMisses counts the candidates colocatedRefused drops that are
 	// judged anyway for the misses.
 	coloMisses int

@@ -80,21 +80,38 @@ func (c *checker) parallel(i int) model.Parallel {
 // batch as the runtime splits the batch (docs/estimate.md).
 func (c *checker) training(i int) model.Training {
 	m := c.sized[i]
-	dp := 0
-	if m != nil {
-		dp = m.DP
+	if m == nil {
+		t := c.l.ModelTraining(&c.l.Modules[i], 0)
+		t.Communicators = c.bridges(i)
+		return t
 	}
-	t := c.l.ModelTraining(&c.l.Modules[i], dp)
-	t.Communicators = c.bridges(i)
-	b := c.l.Batch
-	if b == nil || m == nil {
+	lang, langLanes := c.sizedLanguage(), 0
+	if lang >= 0 {
+		langLanes = lanes(c.sized[lang])
+	}
+	return Training(c.l, i, m.DP, lang, langLanes, c.bridges(i))
+}
+
+// Training is the training options validate estimates module i's memory
+// with, its sizes sound and its data-parallel size dp: the layout's, with
+// its micro batch as the runtime splits the batch (docs/estimate.md).
+// lang is the language module's index (-1 when it has no sound sizes),
+// langLanes its dp x gtp_remat, and comm the communicators MIMO adds for
+// module i (0 when it shares its ranks with every other module, as in a
+// colocated layout). suggest prices colocated memory with it exactly as
+// validate does.
+func Training(l *layout.Layout, i, dp, lang, langLanes, comm int) model.Training {
+	t := l.ModelTraining(&l.Modules[i], dp)
+	t.Communicators = comm
+	b := l.Batch
+	if b == nil {
 		return t
 	}
 	t.NumMicrobatches = 0
-	switch lang := c.sizedLanguage(); {
-	case c.l.Target == layout.TargetMegatronBridge:
+	switch {
+	case l.Target == layout.TargetMegatronBridge:
 		// micro_batch_size is the global MIMO micro-batch.
-		if mb, ok := MicroBatch(c.l, c.lm(i), m.DP, 0); ok {
+		if mb, ok := MicroBatch(l, &l.Modules[i], dp, 0); ok {
 			t.MicroBatchSize = mb
 		}
 		if g := b.GlobalBatchSize; g > 0 && g%b.MicroBatchSize == 0 {
@@ -103,20 +120,20 @@ func (c *checker) training(i int) model.Training {
 	case lang >= 0:
 		// micro_batch_size is per language data lane; an encoder splits
 		// each step's samples over its dp.
-		step := b.MicroBatchSize * lanes(c.sized[lang])
-		if mb, ok := MicroBatch(c.l, c.lm(i), m.DP, lanes(c.sized[lang])); ok {
+		step := b.MicroBatchSize * langLanes
+		if mb, ok := MicroBatch(l, &l.Modules[i], dp, langLanes); ok {
 			t.MicroBatchSize = mb
 		}
 		if g := b.GlobalBatchSize; g > 0 && g%step == 0 {
 			t.NumMicrobatches = g / step
 		}
 	}
-	if lang := c.sizedLanguage(); lang >= 0 && lang != i && t.Communicators > 0 {
+	if lang >= 0 && lang != i && t.Communicators > 0 {
 		// An encoder on its own ranks is the first stage of the job's
 		// pipeline (examples/mimo/pretrain_mimo.py:144 runs Megatron's
 		// pipeline schedule over the encoder and language stages): under
 		// 1F1B it holds a micro-batch for every stage after it.
-		t.MicrobatchesInFlight = 1 + c.l.Modules[lang].PP
+		t.MicrobatchesInFlight = 1 + l.Modules[lang].PP
 		if n := t.NumMicrobatches; n > 0 {
 			t.MicrobatchesInFlight = min(t.MicrobatchesInFlight, n)
 		}

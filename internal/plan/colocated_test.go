@@ -1,0 +1,104 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/steptime"
+	"github.com/mimoplan/mimoplan/internal/validate"
+)
+
+// colocatedSpec is two modules whose memory grows with their sizes, on 8
+// GPUs of gpu_memory mem, placed as placement says ("" for either), each
+// with the keys vision and lang add.
+func colocatedSpec(t *testing.T, mem, placement, vision, lang string) *layout.Layout {
+	t.Helper()
+	mbs := "2"
+	if strings.Contains(lang, "cp: 2") {
+		mbs = "8" // an encoder's micro-batch, 8 x the language lanes over its dp, then exceeds its least
+	}
+	text := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu_memory: " + mem + "}\nbatch: {micro_batch_size: " + mbs + ", global_batch_size: 64}\n" + placement +
+		"modules:\n  - {name: vision, " + vision + "model: {num_layers: 8, hidden_size: 1024, num_attention_heads: 8, seq_length: 1024}}\n" +
+		"  - {name: language, " + lang + "model: {num_layers: 8, hidden_size: 2048, num_attention_heads: 16, num_query_groups: 4, seq_length: 2048, vocab_size: 32000}}\n"
+	spec, d := layout.ParseSpec("s.yaml", []byte(text))
+	require.False(t, d.HasErrors(), "%v", d.Items)
+	return spec
+}
+
+// colocatedBytes is validate's own estimate of each colocated module: the
+// figure sharedOverExact prunes with, checked on every pair of the two
+// modules' factorizations (gtp_remat open, so that the language module's
+// lanes vary) against validate.CheckWith's estimates.
+func TestColocatedBytesIsValidates(t *testing.T) {
+	spec := colocatedSpec(t, "80GiB", "colocated: true\n", "", "")
+	s, err := newSearcher(&Request{Spec: spec, Options: Options{GTP: true}, Est: Model{}, Time: steptime.Select{Dev: steptime.Devices["H100"]}.For(spec),
+		GPUMemory: float64(spec.GPUMemory), Top: 1})
+	require.NoError(t, err)
+	s.colocated = true
+	w := spec.WorldSize
+	estimates := 0
+	for _, le := range s.fact(s.lang, w).es {
+		for _, ve := range s.fact(0, w).es {
+			s.cur[s.lang] = Choice{Name: "language", NumRanks: w, Sizes: le.z}
+			s.cur[0] = Choice{Name: "vision", NumRanks: w, Sizes: ve.z}
+			res := validate.CheckWith(s.layout(), &diag.List{File: spec.File}, s.grids)
+			for _, e := range res.Estimates {
+				b, ok := s.colocatedBytes(e.Index)
+				require.True(t, ok)
+				require.Equal(t, e.Estimate.TotalBytes(), b, "%s beside %+v", e.Name, s.cur)
+				estimates++
+			}
+		}
+	}
+	require.Greater(t, estimates, 1000)
+}
+
+// The shortcuts that leave validate out where its refusal would change
+// nothing but misses dropped (sharedOverExact's exact colocated memory,
+// memoryRefusesRest) keep the result: candidates, misses and reason are
+// those of the search that asks validate about every candidate. The
+// memories run from nothing fitting to everything fitting; with cp 2 the
+// expert sizes of a colocated module add colocated-pp-cp-unsupported to
+// some of a refused candidate's variants, which are then misses of their
+// own.
+func TestShortcutsKeepResult(t *testing.T) {
+	cases := []struct {
+		name, placement, vision, lang string
+		mems                          []string
+	}{
+		{"either placement", "", "", "", []string{"5500MiB", "7GiB"}},
+		{"colocated", "colocated: true\n", "", "", []string{"5500MiB", "5700MiB", "6GiB", "8GiB", "12GiB"}},
+		{"colocated, language cp 2", "colocated: true\n", "", "cp: 2, ", []string{"10GiB"}},
+		// One colocated candidate and its expert sizes: refused by memory
+		// together, and some of its variants by colocated-pp-cp-unsupported
+		// too (a second miss, which the shortcut must not drop).
+		{"colocated, few sizes, cp 2", "colocated: true\n", "tp: 2, pp: 1, cp: 1, gtp_remat: 2, ", "tp: 2, pp: 1, cp: 2, gtp_remat: 2, ",
+			[]string{"10500MiB", "12GiB"}},
+	}
+	for _, tc := range cases {
+		for _, mem := range tc.mems {
+			spec := colocatedSpec(t, mem, tc.placement, tc.vision, tc.lang)
+			for _, headroom := range []float64{0, 0.15} {
+				for _, top := range []int{1, 5} {
+					name := fmt.Sprintf("%s/%s/headroom=%g/top=%d", tc.name, mem, headroom, top)
+					req := &Request{Spec: spec, Options: Options{GTP: true}, Est: Model{}, Time: steptime.Select{Dev: steptime.Devices["H100"]}.For(spec),
+						GPUMemory: float64(spec.GPUMemory), Margin: headroom * float64(spec.GPUMemory), Top: top}
+					got, err := Search(req)
+					require.NoError(t, err, name)
+					req.exhaustive = true
+					want, err := Search(req)
+					require.NoError(t, err, name)
+					t.Logf("%s: %d candidates, %d misses, validate asked %d times (%d without the shortcuts)", name, len(want.Candidates), len(want.Misses), got.Checked, want.Checked)
+					require.Equal(t, want.Candidates, got.Candidates, name)
+					require.Equal(t, want.Misses, got.Misses, name)
+					require.Equal(t, want.Reason, got.Reason, name)
+				}
+			}
+		}
+	}
+}
