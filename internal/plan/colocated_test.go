@@ -13,18 +13,32 @@ import (
 	"github.com/mimoplan/mimoplan/internal/validate"
 )
 
-// colocatedSpec is two modules whose memory grows with their sizes, on 8
-// GPUs of gpu_memory mem, placed as placement says ("" for either), each
-// with the keys vision and lang add.
-func colocatedSpec(t *testing.T, mem, placement, vision, lang string) *layout.Layout {
+// twoModules is a spec of two modules whose memory grows with their
+// sizes, on nodes of 8 GPUs of gpu_memory mem, placed as placement says
+// ("" for either), each with the keys vision and lang add; heavy gives the
+// encoder the larger model, so that it, not the language module, has the
+// most FLOPs.
+type twoModules struct {
+	placement, vision, lang string
+	heavy                   bool
+	nodes                   int
+}
+
+func (c twoModules) spec(t *testing.T, mem string) *layout.Layout {
 	t.Helper()
 	mbs := "2"
-	if strings.Contains(lang, "cp: 2") {
+	if strings.Contains(c.lang, "cp: 2") {
 		mbs = "8" // an encoder's micro-batch, 8 x the language lanes over its dp, then exceeds its least
 	}
-	text := "version: 1\ncluster: {nodes: 1, gpus_per_node: 8, gpu_memory: " + mem + "}\nbatch: {micro_batch_size: " + mbs + ", global_batch_size: 64}\n" + placement +
-		"modules:\n  - {name: vision, " + vision + "model: {num_layers: 8, hidden_size: 1024, num_attention_heads: 8, seq_length: 1024}}\n" +
-		"  - {name: language, " + lang + "model: {num_layers: 8, hidden_size: 2048, num_attention_heads: 16, num_query_groups: 4, seq_length: 2048, vocab_size: 32000}}\n"
+	small := "{num_layers: 8, hidden_size: 1024, num_attention_heads: 8, seq_length: 1024}"
+	big := "{num_layers: 8, hidden_size: 2048, num_attention_heads: 16, num_query_groups: 4, seq_length: 2048, vocab_size: 32000}"
+	if c.heavy {
+		small, big = "{num_layers: 16, hidden_size: 2048, num_attention_heads: 16, seq_length: 2048}", small
+	}
+	text := fmt.Sprintf("version: 1\ncluster: {nodes: %d, gpus_per_node: 8, gpu_memory: %s}\nbatch: {micro_batch_size: %s, global_batch_size: 64}\n%s",
+		max(c.nodes, 1), mem, mbs, c.placement) +
+		"modules:\n  - {name: vision, " + c.vision + "model: " + small + "}\n" +
+		"  - {name: language, " + c.lang + "model: " + big + "}\n"
 	spec, d := layout.ParseSpec("s.yaml", []byte(text))
 	require.False(t, d.HasErrors(), "%v", d.Items)
 	return spec
@@ -35,7 +49,7 @@ func colocatedSpec(t *testing.T, mem, placement, vision, lang string) *layout.La
 // modules' factorizations (gtp_remat open, so that the language module's
 // lanes vary) against validate.CheckWith's estimates.
 func TestColocatedBytesIsValidates(t *testing.T) {
-	spec := colocatedSpec(t, "80GiB", "colocated: true\n", "", "")
+	spec := twoModules{placement: "colocated: true\n"}.spec(t, "80GiB")
 	s, err := newSearcher(&Request{Spec: spec, Options: Options{GTP: true}, Est: Model{}, Time: steptime.Select{Dev: steptime.Devices["H100"]}.For(spec),
 		GPUMemory: float64(spec.GPUMemory), Top: 1})
 	require.NoError(t, err)
@@ -58,31 +72,40 @@ func TestColocatedBytesIsValidates(t *testing.T) {
 	require.Greater(t, estimates, 1000)
 }
 
-// The shortcuts that leave validate out where its refusal would change
-// nothing but misses dropped (sharedOverExact's exact colocated memory,
-// memoryRefusesRest) keep the result: candidates, misses and reason are
-// those of the search that asks validate about every candidate. The
-// memories run from nothing fitting to everything fitting; with cp 2 the
-// expert sizes of a colocated module add colocated-pp-cp-unsupported to
-// some of a refused candidate's variants, which are then misses of their
-// own.
+// The shortcuts that leave validate out, or a placement, where that
+// would change nothing but misses dropped or nodes counted
+// (sharedOverExact's exact colocated memory, memoryRefusesRest, the
+// spent sizes placements' walk steps over) keep the result: candidates,
+// misses and reason are those of the search without them. The memories
+// run from nothing fitting to everything fitting; with cp 2 the expert
+// sizes of a colocated module add colocated-pp-cp-unsupported to some of
+// a refused candidate's variants, which are then misses of their own.
 func TestShortcutsKeepResult(t *testing.T) {
+	colocated := "colocated: true\n"
 	cases := []struct {
-		name, placement, vision, lang string
-		mems                          []string
+		name string
+		twoModules
+		mems []string
 	}{
-		{"either placement", "", "", "", []string{"5500MiB", "7GiB"}},
-		{"colocated", "colocated: true\n", "", "", []string{"5500MiB", "5700MiB", "6GiB", "8GiB", "12GiB"}},
-		{"colocated, language cp 2", "colocated: true\n", "", "cp: 2, ", []string{"10GiB"}},
+		{"either placement", twoModules{}, []string{"5500MiB", "7GiB"}},
+		{"either placement, 16 GPUs", twoModules{nodes: 2}, []string{"4GiB", "5GiB", "7GiB"}},
+		// The encoder has the more FLOPs: the walk refuses its sizes and
+		// the language module's apart. Nothing fits: the walk is whole.
+		{"either placement, 16 GPUs, heavy encoder", twoModules{nodes: 2, heavy: true}, []string{"7GiB"}},
+		{"colocated", twoModules{placement: colocated}, []string{"5500MiB", "5700MiB", "6GiB", "8GiB", "12GiB"}},
+		{"colocated, language cp 2", twoModules{placement: colocated, lang: "cp: 2, "}, []string{"10GiB"}},
 		// One colocated candidate and its expert sizes: refused by memory
 		// together, and some of its variants by colocated-pp-cp-unsupported
 		// too (a second miss, which the shortcut must not drop).
-		{"colocated, few sizes, cp 2", "colocated: true\n", "tp: 2, pp: 1, cp: 1, gtp_remat: 2, ", "tp: 2, pp: 1, cp: 2, gtp_remat: 2, ",
+		{"colocated, few sizes, cp 2", twoModules{placement: colocated, vision: "tp: 2, pp: 1, cp: 1, gtp_remat: 2, ", lang: "tp: 2, pp: 1, cp: 2, gtp_remat: 2, "},
 			[]string{"10500MiB", "12GiB"}},
 	}
 	for _, tc := range cases {
+		if testing.Short() && tc.heavy {
+			continue // 4 s of CPU: make test runs it
+		}
 		for _, mem := range tc.mems {
-			spec := colocatedSpec(t, mem, tc.placement, tc.vision, tc.lang)
+			spec := tc.spec(t, mem)
 			for _, headroom := range []float64{0, 0.15} {
 				for _, top := range []int{1, 5} {
 					name := fmt.Sprintf("%s/%s/headroom=%g/top=%d", tc.name, mem, headroom, top)

@@ -44,7 +44,9 @@ func (s *searcher) choose(p int, off, n []int) {
 				continue // misses matter only while nothing fits, and say the same each time
 			}
 			e.missed = true
-			s.miss([]Choice{*c}, e.over, s.overText(m.Name, "at least ", e.mem))
+			if !s.missDropped(1, e.over) { // spares the text of a miss dropped
+				s.miss([]Choice{*c}, e.over, s.overText(m.Name, "at least ", e.mem))
+			}
 			continue
 		}
 		if s.isBad(i) { // Invariant 3
@@ -70,6 +72,9 @@ func (s *searcher) choose(p int, off, n []int) {
 		if s.anyBad(p) || s.stop {
 			return // a module chosen before this one is refused whatever this one is
 		}
+	}
+	if p == 0 && whole && !s.colocated && !s.stop && !o.exact() && len(o.f.fit) == 0 {
+		s.markSpent(n[i]) // every factorization over memory, each a miss now
 	}
 	// A ranked list leaves out what was refused when it was made: only an
 	// empty one says the module is dead.

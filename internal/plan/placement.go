@@ -46,6 +46,9 @@ func (s *searcher) placements() { // Invariant 1
 		idx[i] = i
 	}
 	for s.pass = 1; s.pass <= 2 && !s.stop; s.pass++ {
+		if !s.req.exhaustive {
+			s.startStep()
+		}
 		permute(idx, 0, func(perm []int) { s.tiles(s.passTiling(perm, off, n), 0, 0) })
 		if total == 0 {
 			break // without FLOPs the first pass is every placement
@@ -57,12 +60,16 @@ func (s *searcher) placements() { // Invariant 1
 // past the threshold (or, in the first pass, past near) is skipped, and
 // the second pass leaves out the tilings the first one visited.
 func (s *searcher) passTiling(perm, off, n []int) *tiling {
-	return &tiling{perm: perm, off: off, n: n, least: oneRank,
+	return &tiling{perm: perm, off: off, n: n, least: oneRank, step: true,
 		enter: func(_, i, _, size int) bool {
 			// Compute alone is a lower bound of a module's time
 			// (steptime.Model's inequality 3; Invariant 5).
 			c := s.time.Compute(&s.shapes[i], size)
-			return c <= s.threshold() && !(s.pass == 1 && c > s.near)
+			ok := c <= s.threshold() && !(s.pass == 1 && c > s.near)
+			if !ok {
+				s.stepOver(i, size)
+			}
+			return ok
 		},
 		leaf: func() {
 			if s.pass == 2 && s.near > 0 {

@@ -58,9 +58,10 @@ type Request struct {
 	// it the search stops with the best candidates found so far and
 	// Result.Stopped set.
 	MaxNodes int
-	// exhaustive turns off the shortcuts that skip validate only where
-	// its refusal would change nothing but the misses dropped
-	// (exactShared, memoryRefusesRest): tests compare the two results.
+	// exhaustive turns off the shortcuts that skip validate, or a
+	// placement, only where that would change nothing but misses dropped
+	// or nodes counted (exactShared, memoryRefusesRest, spent sizes):
+	// tests compare the two results.
 	exhaustive bool
 }
 
@@ -186,6 +187,9 @@ type searcher struct {
 	// judged anyway for the misses.
 	coloMisses int
 	dead       memo[deadKey, bool]
+	// spentN are the spent sizes of the descent's first module, stepN
+	// those placements' walk steps over in its pass (spent.go).
+	spentN, stepN *spentSizes
 
 	// lbs memoizes lbFull by module and number of ranks (NaN: not yet);
 	// nmin is each module's fewest ranks within a band (bestfirst.go).

@@ -20,6 +20,9 @@ type tiling struct {
 	enter func(p, i, at, size int) bool
 	// leaf is called at each complete tiling.
 	leaf func()
+	// step: the walk steps over the sizes of the descent's first module
+	// that placements' pass steps over (spent.go).
+	step bool
 }
 
 // sizeSet is a set of sizes: ascending, and by membership.
@@ -53,6 +56,9 @@ func (s *searcher) tiles(t *tiling, p, at int) {
 	}
 	if t.sets != nil {
 		s.tilesIn(t, p, at, first, last)
+		return
+	}
+	if t.step && s.tilesSpent(t, p, at, first, last) {
 		return
 	}
 	for size := first; size <= last && !s.stop && !s.full; size++ {
