@@ -17,9 +17,34 @@ import (
 // the kept set's sum of module times (less's second key) tightens early.
 type place struct {
 	bound, sum float64
-	off, n     []int
-	ordinal    int // enumeration order, for a deterministic order
-	exact      bool
+	// at is each module's offset, then each module's ranks: one
+	// allocation of 32-bit integers (a band holds up to a few hundred
+	// thousand placements).
+	at      []int32
+	ordinal int // enumeration order, for a deterministic order
+	exact   bool
+}
+
+func newPlace(bound, sum float64, off, n []int, ordinal int) place {
+	k := len(n)
+	at := make([]int32, 2*k)
+	for i := range k {
+		at[i], at[k+i] = int32(off[i]), int32(n[i])
+	}
+	return place{bound: bound, sum: sum, at: at, ordinal: ordinal}
+}
+
+// modules is the number of modules p places.
+func (p *place) modules() int { return len(p.at) / 2 }
+
+// span is module i's offset and ranks in p.
+func (p *place) span(i int) (off, n int) { return int(p.at[i]), int(p.at[len(p.at)/2+i]) }
+
+// spans writes p's offsets and ranks into off and n.
+func (p *place) spans(off, n []int) {
+	for i := range n {
+		off[i], n[i] = p.span(i)
+	}
 }
 
 // bestFirst visits the non-colocated placements (Top > 0) by increasing
@@ -71,7 +96,7 @@ func (s *searcher) bestFirst() {
 		sets, fewest := s.bandSets(hi)
 		permute(idx, 0, func(perm []int) {
 			s.tiles(s.bandTiling(perm, lo, hi, sets, fewest, off, n, func(bound, sum float64) {
-				band = append(band, place{bound: bound, sum: sum, off: slices.Clone(off), n: slices.Clone(n), ordinal: len(band)})
+				band = append(band, newPlace(bound, sum, off, n, len(band)))
 			}), 0, 0)
 		})
 		deferred = later
@@ -102,7 +127,7 @@ func (s *searcher) bestFirst() {
 				continue
 			}
 			// A placement may come again: from the walk and from deferred.
-			key := placeKey(p.off, p.n)
+			key := placeKey(&p)
 			if done[key] {
 				continue
 			}
@@ -110,7 +135,8 @@ func (s *searcher) bestFirst() {
 				continue
 			}
 			done[key] = true
-			s.sizes(p.off, p.n)
+			p.spans(off, n)
+			s.sizes(off, n)
 		}
 		if hi == math.MaxFloat64 || hi >= s.threshold() || s.stop {
 			break // every placement whose bound may let a candidate in was visited
@@ -137,18 +163,20 @@ func (h *placeHeap) Pop() any {
 
 // placeBound is the largest and the sum of p's modules' lbAt.
 func (s *searcher) placeBound(p *place) (b, sum float64) {
-	for i := range p.n {
-		lb := s.lbAt(i, p.off[i], p.n[i])
+	for i := range p.modules() {
+		off, n := p.span(i)
+		lb := s.lbAt(i, off, n)
 		b, sum = max(b, lb), sum+lb
 	}
 	return b, sum
 }
 
-func placeKey(off, n []int) string {
-	b := make([]byte, 0, 8*len(n))
-	for i := range n {
-		b = binary.AppendUvarint(b, uint64(off[i]))
-		b = binary.AppendUvarint(b, uint64(n[i]))
+func placeKey(p *place) string {
+	b := make([]byte, 0, 4*len(p.at))
+	for i := range p.modules() {
+		off, n := p.span(i)
+		b = binary.AppendUvarint(b, uint64(off))
+		b = binary.AppendUvarint(b, uint64(n))
 	}
 	return string(b)
 }

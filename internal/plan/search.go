@@ -153,7 +153,7 @@ type searcher struct {
 	// bfacts those the bounds read (bound.go); accepted memoizes
 	// Estimator.Accepts by module and AcceptsKey.
 	facts, bfacts memo[[2]int, *fact]
-	accepted      memo[badKey, bool]
+	accepted      memo[acceptKey, bool]
 	keyer         acceptsKeyer // req.Est, when it is one
 	explains      bool         // req.Est is an explainer
 	// refused are the model's refusals by the sizes their rules read

@@ -222,8 +222,9 @@ func (sp *space) withExperts(c divCache, n int, z Sizes, base bool, refused func
 }
 
 // core is a module's sizes within one data lane: tp*gtp_remat*cp*pp
-// ranks, and vpp.
-type core struct{ tp, gtp, cp, pp, vpp int }
+// ranks, and vpp. 32-bit (a size is at most the world size, 2^24): each
+// module keeps the cores of every lane size, a million on 16,384 GPUs.
+type core struct{ tp, gtp, cp, pp, vpp int32 }
 
 // laneBits are the sizes of a core.
 const laneBits = bitTP | bitGTP | bitCP | bitPP | bitVPP
@@ -241,10 +242,10 @@ func boundFactorizations(c divCache, sp *space, n int, lanes func(dp, gtp int) b
 			continue
 		}
 		for _, co := range sp.coresOf(c, p, lane) {
-			if lanes != nil && !lanes(dp, co.gtp) {
+			if lanes != nil && !lanes(dp, int(co.gtp)) {
 				continue
 			}
-			z := Sizes{TP: co.tp, GTPRemat: co.gtp, CP: co.cp, PP: co.pp, VPP: co.vpp, DP: dp}
+			z := Sizes{TP: int(co.tp), GTPRemat: int(co.gtp), CP: int(co.cp), PP: int(co.pp), VPP: int(co.vpp), DP: dp}
 			// What coresOf could not cut: refusals that read num_ranks or dp.
 			if refused != nil && refused(laneBits, levelVPP, z) {
 				continue
@@ -294,7 +295,7 @@ func (sp *space) coresOf(c divCache, p int, lane laneCut) []core {
 				}
 				for _, vpp := range sp.vppValues(pp) {
 					if !cut(laneBits&^bitVPP, laneBits, Sizes{TP: tp, GTPRemat: gtp, CP: cp, PP: pp, VPP: vpp}) {
-						cs = append(cs, core{tp, gtp, cp, pp, vpp})
+						cs = append(cs, core{int32(tp), int32(gtp), int32(cp), int32(pp), int32(vpp)})
 					}
 				}
 			}
