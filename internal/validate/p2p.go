@@ -10,17 +10,17 @@ import (
 )
 
 // p2pOverlap reports, on target megatron-lm, the language module's
-// virtual pipeline at pp 2 with overlap_p2p_comm false: Megatron-LM's
+// virtual pipeline at pp below 3 with overlap_p2p_comm false: Megatron-LM's
 // validate_args then batches each step's sends and receives
 // (batch_p2p_comm = not overlap_p2p_comm, argument_utils.py:307), and with
 // two stages the previous and next rank are one peer, so it asserts pp > 2
 // (arguments.py:1004-1008 at d98e8a6; with the overlap pp > 1 is enough,
-// :1001-1003, vpp-needs-pp's; at pp 1 both report). It runs on the arguments the example writes
-// for the language module alone (--llm-pp and its virtual pipeline), so an
-// encoder is not checked. Megatron-core's ModelParallelConfig and
-// Megatron-Bridge check none of this (target core, megatron-bridge).
-// testdata/p2p-overlap-megatron.json (scripts/gen-p2p-overlap-fixtures.py)
-// holds upstream's verdicts.
+// :1001-1003, vpp-needs-pp's; at pp 1 both report). It runs on the
+// arguments the example writes for the language module alone (--llm-pp
+// and its virtual pipeline), so an encoder is not checked. Megatron-core's
+// ModelParallelConfig and Megatron-Bridge check none of this (targets
+// core, megatron-bridge). testdata/p2p-overlap-megatron.json
+// (scripts/gen-p2p-overlap-fixtures.py) holds upstream's verdicts.
 func (c *checker) p2pOverlap() {
 	if c.l.Training == nil || !c.l.Training.NoOverlapP2PComm {
 		return
@@ -31,7 +31,7 @@ func (c *checker) p2pOverlap() {
 		}
 		lm := c.lm(i)
 		vpp := virtualStages(lm, m.PP)
-		if p2pOverlapOK(m.PP, vpp, false) {
+		if !needsPP3(m.PP, vpp) {
 			continue
 		}
 		drop := "vpp 1"
@@ -66,14 +66,6 @@ func virtualStages(m *layout.Module, pp int) int {
 	return v
 }
 
-// p2pOverlapOK is arguments.py:1000-1008's verdict on a virtual pipeline
-// of vpp > 1 at pp stages: pp > 1 with the overlap, pp > 2 without.
-func p2pOverlapOK(pp, vpp int, overlap bool) bool {
-	if vpp < 2 {
-		return true
-	}
-	if overlap {
-		return pp > 1
-	}
-	return pp > 2
-}
+// needsPP3 is arguments.py:1004's verdict without the overlap: a virtual
+// pipeline (vpp > 1) at pp below 3.
+func needsPP3(pp, vpp int) bool { return vpp > 1 && pp < 3 }
