@@ -5,7 +5,6 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/grid"
-	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/model"
 )
 
@@ -30,8 +29,10 @@ func (c *checker) p2pOverlap() {
 			continue
 		}
 		lm := c.lm(i)
-		vpp := virtualStages(lm, m.PP)
-		if !needsPP3(m.PP, vpp) {
+		// pp 1 included; a layout whose stages pp does not divide fails
+		// before (arguments.py:945, pipeline-layout-invalid).
+		vpp, exact := model.VirtualPipeline(lm.VPP, m.PP, lm.Split.Layout)
+		if !exact || !needsPP3(m.PP, vpp) {
 			continue
 		}
 		drop := "vpp 1"
@@ -43,27 +44,6 @@ func (c *checker) p2pOverlap() {
 			"overlap_p2p_comm is false and the language module runs the interleaved schedule (pp %d, vpp %d): Megatron-LM's validate_args asserts pp > 2 then, so that no batch of pipeline sends holds two sends and receives between the same two ranks (megatron/training/arguments.py:1004-1008 at d98e8a6)",
 			m.PP, vpp)
 	}
-}
-
-// virtualStages is the virtual pipeline size validate_args derives for
-// module m at pp stages, pp 1 included (arguments.py:950, :977): its vpp,
-// or its pipeline_model_parallel_layout's stages / pp; 0 for none.
-func virtualStages(m *layout.Module, pp int) int {
-	if pp > 1 {
-		return layout.InterleavedVPP(m, pp)
-	}
-	v := m.VPP
-	if m.Split.Layout != "" {
-		stages, err := model.LayoutStages(m.Split.Layout)
-		if err != nil {
-			return 0
-		}
-		v = stages
-	}
-	if v < 2 {
-		return 0
-	}
-	return v
 }
 
 // needsPP3 is arguments.py:1004's verdict without the overlap: a virtual
