@@ -1,12 +1,12 @@
 package diffcmd
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mimoplan/mimoplan/internal/cmd/cmdtest"
 	"github.com/mimoplan/mimoplan/internal/cmdutil"
 	"github.com/mimoplan/mimoplan/internal/render"
 )
@@ -22,22 +22,17 @@ func TestNewCmdDiff(t *testing.T) {
 		{[]string{"a.yaml", "b.yaml", "--format", "json"}, Options{A: "a.yaml", B: "b.yaml", Format: "json"}},
 		{[]string{"a.yaml", "b.yaml", "--format", "table"}, Options{A: "a.yaml", B: "b.yaml", Format: "text"}},
 	} {
-		io := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
-		var got *Options
-		cmd := NewCmdDiff(&cmdutil.Factory{IOStreams: io}, func(o *Options) error { got = o; return nil })
-		cmd.SetArgs(tt.args)
-		require.NoError(t, cmd.Execute())
-		tt.want.IO = io
-		tt.want.Width = cmdutil.TerminalWidth(io.Out, render.DefaultWidth)
+		f := cmdtest.Factory()
+		got, err := cmdtest.Run(f, NewCmdDiff, tt.args)
+		require.NoError(t, err)
+		tt.want.IO = f.IOStreams
+		tt.want.Width = cmdutil.TerminalWidth(f.IOStreams.Out, render.DefaultWidth)
 		assert.Equal(t, &tt.want, got)
 	}
 
 	for _, args := range [][]string{{"a.yaml"}, {"a.yaml", "b.yaml", "c.yaml"}, {"a.yaml", "b.yaml", "--format", "html"}} {
-		io := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
-		cmd := NewCmdDiff(&cmdutil.Factory{IOStreams: io}, func(*Options) error { t.Fatal("ran"); return nil })
-		cmd.SetFlagErrorFunc(cmdutil.FlagError)
-		cmd.SilenceErrors, cmd.SilenceUsage = true, true
-		cmd.SetArgs(args)
-		assert.Error(t, cmd.Execute(), "%v", args)
+		got, err := cmdtest.Run(cmdtest.Factory(), NewCmdDiff, args)
+		assert.Nil(t, got, "runF ran: %v", args)
+		assert.Error(t, err, "%v", args)
 	}
 }

@@ -1,13 +1,12 @@
 package estimatecmd
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mimoplan/mimoplan/internal/cmdutil"
+	"github.com/mimoplan/mimoplan/internal/cmd/cmdtest"
 )
 
 // The argument and flags land in Options; runF stands in for estimateRun.
@@ -57,11 +56,5 @@ func TestNewCmdEstimateErrors(t *testing.T) {
 }
 
 func execute(args []string) (*Options, error) {
-	io := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
-	var got *Options
-	cmd := NewCmdEstimate(&cmdutil.Factory{IOStreams: io}, func(o *Options) error { got = o; return nil })
-	cmd.SetFlagErrorFunc(cmdutil.FlagError)
-	cmd.SilenceErrors, cmd.SilenceUsage = true, true
-	cmd.SetArgs(append([]string{}, args...)) // never nil: nil is os.Args
-	return got, cmd.Execute()
+	return cmdtest.Run(cmdtest.Factory(), NewCmdEstimate, args)
 }

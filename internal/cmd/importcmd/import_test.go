@@ -1,13 +1,12 @@
 package importcmd
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mimoplan/mimoplan/internal/cmdutil"
+	"github.com/mimoplan/mimoplan/internal/cmd/cmdtest"
 	"github.com/mimoplan/mimoplan/internal/exitcode"
 )
 
@@ -69,11 +68,5 @@ func TestNewCmdImportErrors(t *testing.T) {
 }
 
 func execute(args []string) (*Options, error) {
-	io := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
-	var got *Options
-	cmd := NewCmdImport(&cmdutil.Factory{IOStreams: io}, func(o *Options) error { got = o; return nil })
-	cmd.SetFlagErrorFunc(cmdutil.FlagError)
-	cmd.SilenceErrors, cmd.SilenceUsage = true, true
-	cmd.SetArgs(append([]string{}, args...)) // never nil: nil is os.Args
-	return got, cmd.Execute()
+	return cmdtest.Run(cmdtest.Factory(), NewCmdImport, args)
 }

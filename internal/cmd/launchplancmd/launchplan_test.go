@@ -1,13 +1,13 @@
 package launchplancmd
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mimoplan/mimoplan/internal/cmd/cmdtest"
 	"github.com/mimoplan/mimoplan/internal/cmdutil"
 	"github.com/mimoplan/mimoplan/internal/launch"
 )
@@ -41,12 +41,10 @@ func TestNewCmdLaunchPlan(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			io := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
-			var got *Options
-			cmd := NewCmdLaunchPlan(&cmdutil.Factory{IOStreams: io}, func(o *Options) error { got = o; return nil })
-			cmd.SetArgs(tt.args)
-			require.NoError(t, cmd.Execute())
-			want := &Options{IO: io, Request: launch.Request{LayoutPath: "l.yaml", Format: "sh", Entrypoint: "torchrun", Options: defaults}}
+			f := cmdtest.Factory()
+			got, err := cmdtest.Run(f, NewCmdLaunchPlan, tt.args)
+			require.NoError(t, err)
+			want := &Options{IO: f.IOStreams, Request: launch.Request{LayoutPath: "l.yaml", Format: "sh", Entrypoint: "torchrun", Options: defaults}}
 			tt.want(want)
 			got.ProbeLocal = nil
 			assert.Equal(t, want, got)
@@ -70,12 +68,9 @@ func TestNewCmdLaunchPlanErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			io := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
-			cmd := NewCmdLaunchPlan(&cmdutil.Factory{IOStreams: io}, func(*Options) error { t.Error("ran"); return nil })
-			cmd.SetFlagErrorFunc(cmdutil.FlagError)
-			cmd.SilenceErrors, cmd.SilenceUsage = true, true
-			cmd.SetArgs(tt.args)
-			assert.EqualError(t, cmd.Execute(), tt.wantErr)
+			got, err := cmdtest.Run(cmdtest.Factory(), NewCmdLaunchPlan, tt.args)
+			assert.Nil(t, got, "runF ran")
+			assert.EqualError(t, err, tt.wantErr)
 		})
 	}
 }

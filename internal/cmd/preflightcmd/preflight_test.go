@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mimoplan/mimoplan/internal/cmdutil"
+	"github.com/mimoplan/mimoplan/internal/cmd/cmdtest"
 	"github.com/mimoplan/mimoplan/internal/preflight"
 )
 
@@ -93,12 +93,8 @@ func execute(args []string) (*Options, error) {
 
 func executeStderr(args []string) (*Options, string, error) {
 	var stderr bytes.Buffer
-	io := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &stderr}
-	var got *Options
-	cmd := NewCmdPreflight(&cmdutil.Factory{IOStreams: io}, func(o *Options) error { got = o; return nil })
-	cmd.SetFlagErrorFunc(cmdutil.FlagError)
-	cmd.SilenceErrors, cmd.SilenceUsage = true, true
-	cmd.SetArgs(append([]string{}, args...)) // never nil: nil is os.Args
-	err := cmd.Execute()
+	f := cmdtest.Factory()
+	f.IOStreams.ErrOut = &stderr
+	got, err := cmdtest.Run(f, NewCmdPreflight, args)
 	return got, stderr.String(), err
 }

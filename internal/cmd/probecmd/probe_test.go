@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mimoplan/mimoplan/internal/cmd/cmdtest"
 	"github.com/mimoplan/mimoplan/internal/cmdutil"
 	"github.com/mimoplan/mimoplan/internal/exitcode"
 	"github.com/mimoplan/mimoplan/internal/gpuprobe"
@@ -72,11 +73,7 @@ func TestProbeRunNoNVML(t *testing.T) {
 }
 
 func execute(probe func() (*gpuprobe.Snapshot, error), args []string) (*Options, error) {
-	io := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
-	var got *Options
-	cmd := NewCmdProbe(&cmdutil.Factory{IOStreams: io, ProbeLocal: probe}, func(o *Options) error { got = o; return nil })
-	cmd.SetFlagErrorFunc(cmdutil.FlagError)
-	cmd.SilenceErrors, cmd.SilenceUsage = true, true
-	cmd.SetArgs(append([]string{}, args...)) // never nil: nil is os.Args
-	return got, cmd.Execute()
+	f := cmdtest.Factory()
+	f.ProbeLocal = probe
+	return cmdtest.Run(f, NewCmdProbe, args)
 }

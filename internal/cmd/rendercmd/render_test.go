@@ -1,13 +1,13 @@
 package rendercmd
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mimoplan/mimoplan/internal/cmd/cmdtest"
 	"github.com/mimoplan/mimoplan/internal/cmdutil"
 	"github.com/mimoplan/mimoplan/internal/render"
 )
@@ -32,13 +32,11 @@ func TestNewCmdRender(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.args[len(tt.args)-1], func(t *testing.T) {
 			t.Parallel()
-			io := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
-			var got *Options
-			cmd := NewCmdRender(&cmdutil.Factory{IOStreams: io}, func(o *Options) error { got = o; return nil })
-			cmd.SetArgs(tt.args)
-			require.NoError(t, cmd.Execute())
-			tt.want.IO = io
-			tt.want.Render.Width = cmdutil.TerminalWidth(io.Out, render.DefaultWidth) // COLUMNS, or the default
+			f := cmdtest.Factory()
+			got, err := cmdtest.Run(f, NewCmdRender, tt.args)
+			require.NoError(t, err)
+			tt.want.IO = f.IOStreams
+			tt.want.Render.Width = cmdutil.TerminalWidth(f.IOStreams.Out, render.DefaultWidth) // COLUMNS, or the default
 			assert.Equal(t, &tt.want, got)
 		})
 	}
@@ -56,11 +54,8 @@ func TestNewCmdRenderErrors(t *testing.T) {
 		{"accepts 1 arg(s), received 2", []string{"a.yaml", "b.yaml"}},
 	}
 	for _, tt := range tests {
-		io := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
-		cmd := NewCmdRender(&cmdutil.Factory{IOStreams: io}, func(*Options) error { t.Fatal("ran"); return nil })
-		cmd.SetFlagErrorFunc(cmdutil.FlagError)
-		cmd.SetArgs(tt.args)
-		cmd.SilenceErrors, cmd.SilenceUsage = true, true
-		assert.EqualError(t, cmd.Execute(), tt.wantErr)
+		got, err := cmdtest.Run(cmdtest.Factory(), NewCmdRender, tt.args)
+		assert.Nil(t, got, "runF ran")
+		assert.EqualError(t, err, tt.wantErr)
 	}
 }

@@ -1,13 +1,12 @@
 package suggestcmd
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mimoplan/mimoplan/internal/cmdutil"
+	"github.com/mimoplan/mimoplan/internal/cmd/cmdtest"
 	"github.com/mimoplan/mimoplan/internal/gpuprobe"
 	"github.com/mimoplan/mimoplan/internal/plan"
 )
@@ -17,17 +16,15 @@ import (
 func TestNewCmdSuggestProbe(t *testing.T) {
 	t.Parallel()
 	for _, probe := range []bool{false, true} {
-		io := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
 		calls := 0
-		f := &cmdutil.Factory{IOStreams: io, ProbeLocal: func() (*gpuprobe.Snapshot, error) { calls++; return nil, nil }}
-		var got *Options
-		cmd := NewCmdSuggest(f, func(o *Options) error { got = o; return nil })
+		f := cmdtest.Factory()
+		f.ProbeLocal = func() (*gpuprobe.Snapshot, error) { calls++; return nil, nil }
 		args := []string{"spec.yaml"}
 		if probe {
 			args = append(args, "--probe")
 		}
-		cmd.SetArgs(args)
-		require.NoError(t, cmd.Execute())
+		got, err := cmdtest.Run(f, NewCmdSuggest, args)
+		require.NoError(t, err)
 		assert.Equal(t, "spec.yaml", got.Spec)
 		assert.Equal(t, probe, got.Probe)
 		require.NotNil(t, got.ProbeLocal)
@@ -94,20 +91,15 @@ func TestNewCmdSuggest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			io := &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
-			var got *Options
-			cmd := NewCmdSuggest(&cmdutil.Factory{IOStreams: io}, func(o *Options) error { got = o; return nil })
-			cmd.SetFlagErrorFunc(cmdutil.FlagError)
-			cmd.SilenceErrors, cmd.SilenceUsage = true, true
-			cmd.SetArgs(tt.args)
-			err := cmd.Execute()
+			f := cmdtest.Factory()
+			got, err := cmdtest.Run(f, NewCmdSuggest, tt.args)
 			if tt.wantErr != "" {
 				assert.EqualError(t, err, tt.wantErr)
 				assert.Nil(t, got, "runF ran")
 				return
 			}
 			require.NoError(t, err)
-			want := &Options{IO: io, Spec: "spec.yaml", Top: 5, Format: "text", Headroom: "5%",
+			want := &Options{IO: f.IOStreams, Spec: "spec.yaml", Top: 5, Format: "text", Headroom: "5%",
 				HW: HardwareFlags{GPU: "H100", StepModel: "calibrated"}, MaxNodes: plan.DefaultMaxNodes}
 			tt.want(want)
 			assert.Equal(t, want, got)

@@ -1,12 +1,12 @@
 package validatecmd
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mimoplan/mimoplan/internal/cmd/cmdtest"
 	"github.com/mimoplan/mimoplan/internal/cmdutil"
 	"github.com/mimoplan/mimoplan/internal/exitcode"
 )
@@ -64,13 +64,9 @@ func TestNewCmdValidateErrors(t *testing.T) {
 // usage errors) and returns the Options runF saw.
 func execute(t *testing.T, args []string) (*Options, error) {
 	t.Helper()
-	io := &cmdutil.IOStreams{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
-	var got *Options
-	cmd := NewCmdValidate(&cmdutil.Factory{IOStreams: io, ProbeLocal: cmdutil.New("").ProbeLocal}, func(o *Options) error { got = o; return nil })
-	cmd.SetFlagErrorFunc(cmdutil.FlagError)
-	cmd.SilenceErrors, cmd.SilenceUsage = true, true
-	cmd.SetArgs(append([]string{}, args...)) // never nil: nil is os.Args
-	err := cmd.Execute()
+	f := cmdtest.Factory()
+	f.ProbeLocal = cmdutil.New("").ProbeLocal
+	got, err := cmdtest.Run(f, NewCmdValidate, args)
 	if err != nil {
 		if code, ok := exitcode.Of(err); ok {
 			assert.Equal(t, exitcode.Usage, code, "%v", err)
