@@ -20,14 +20,14 @@ Writes internal/launch/testdata/megatron-bridge/finalize.json.
 import argparse
 import ast
 import dataclasses
-import io
 import json
 import os
 import subprocess
 import sys
-import tarfile
 import tempfile
-import types
+
+import upstream_stub
+from upstream_stub import module
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "internal", "launch", "testdata", "megatron-bridge", "finalize.json")
@@ -75,30 +75,10 @@ modules:
 }
 
 
-class Stub(types.ModuleType):
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return Stub(self.__name__ + "." + name)
-
-
 def extract(mirror, files, dest):
-    commit = subprocess.check_output(["git", "-C", mirror, "rev-parse", "HEAD"], text=True).strip()
-    data = subprocess.check_output(["git", "-C", mirror, "archive", commit, *files])
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(dest, filter="data")
+    commit = upstream_stub.head(mirror)
+    upstream_stub.extract(mirror, commit, files, dest)
     return commit
-
-
-def module(name, path=None, src=None):
-    m = types.ModuleType(name)
-    if path:
-        m.__file__ = path
-        src = open(path).read()
-    sys.modules[name] = m
-    if src is not None:
-        exec(compile(src, path or name, "exec"), m.__dict__)
-    return m
 
 
 def take(path, name):
@@ -129,8 +109,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="mimoplan-bridge-")
     bridge_commit = extract(a.bridge, [CONFIG, LLAVA, LLAVA_AUDIO], tmp)
     megatron_commit = extract(a.megatron, [ROLE], tmp)
-    for name in ["torch", "torch.distributed"]:
-        sys.modules[name] = Stub(name)
+    upstream_stub.stub("torch", "torch.distributed")
     for pkg in ["megatron", "megatron.core", "megatron.core.models", "megatron.core.models.mimo",
                 "megatron.core.models.mimo.config", "megatron.bridge", "megatron.bridge.models",
                 "megatron.bridge.models.megatron_mimo"]:

@@ -22,14 +22,13 @@ Writes internal/launch/testdata/megatron-bridge/versions.json.
 """
 
 import argparse
-import io
 import json
 import os
 import subprocess
-import sys
-import tarfile
 import tempfile
-import types
+
+import upstream_stub
+from upstream_stub import extract, module
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "internal", "launch", "testdata", "megatron-bridge", "versions.json")
@@ -55,30 +54,6 @@ LAYOUTS = {
     "language ep and expt_tp": (24, [("vision", 8, {"tp": 2}), ("language", 16, {"tp": 2, "ep": 4, "expt_tp": 2})]),
     "encoder ep": (8, [("vision", 4, {"ep": 2}), ("language", 4, {})]),
 }
-
-
-class Stub(types.ModuleType):
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return Stub(self.__name__ + "." + name)
-
-
-def extract(mirror, commit, files, dest):
-    data = subprocess.check_output(["git", "-C", mirror, "archive", commit, *files])
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(dest, filter="data")
-
-
-def module(name, path=None, src=None):
-    m = types.ModuleType(name)
-    if path:
-        m.__file__ = path
-        src = open(path).read()
-    sys.modules[name] = m
-    if src is not None:
-        exec(compile(src, path or name, "exec"), m.__dict__)
-    return m
 
 
 def layout_text(pr, world, mods):
@@ -113,10 +88,9 @@ def main():
     ap.add_argument("--mimoplan", default=None)
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="mimoplan-bridge-versions-")
-    megatron_commit = subprocess.check_output(["git", "-C", a.megatron, "rev-parse", "HEAD"], text=True).strip()
+    megatron_commit = upstream_stub.head(a.megatron)
     extract(a.megatron, megatron_commit, [ROLE], tmp)
-    for name in ["torch", "torch.distributed"]:
-        sys.modules[name] = Stub(name)
+    upstream_stub.stub("torch", "torch.distributed")
     for pkg in ["megatron", "megatron.core", "megatron.core.models", "megatron.core.models.mimo",
                 "megatron.core.models.mimo.config", "megatron.bridge", "megatron.bridge.models",
                 "megatron.bridge.models.megatron_mimo", "megatron.bridge.models.mimo"]:

@@ -44,16 +44,15 @@ Writes internal/validate/testdata/colocated/communicator.json.
 
 import argparse
 import ast
-import io
 import json
 import logging
 import os
-import subprocess
-import sys
-import tarfile
 import tempfile
 import types
 import warnings
+
+import upstream_stub
+from upstream_stub import extract, module
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "internal", "validate", "testdata", "colocated", "communicator.json")
@@ -95,26 +94,6 @@ def global_groups(shapes):
         if tp != ltp or gtp != lgtp or dp * cp != ldp * lcp or cp not in (1, lcp):
             return False
     return True
-
-
-def extract(mirror, commit, files, dest):
-    data = subprocess.check_output(["git", "-C", mirror, "archive", commit, *files])
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        if hasattr(tarfile, "data_filter"):
-            tar.extractall(dest, filter="data")
-        else:  # Python before 3.11.4: the archive is upstream's own, from git
-            tar.extractall(dest)
-
-
-def module(name, path=None, src=None):
-    m = types.ModuleType(name)
-    if path:
-        m.__file__ = path
-        src = open(path).read()
-    sys.modules[name] = m
-    if src is not None:
-        exec(compile(src, path or name, "exec"), m.__dict__)
-    return m
 
 
 def stub_torch():
@@ -170,7 +149,7 @@ def main():
     a = ap.parse_args()
     warnings.simplefilter("ignore")  # absl is not installed: hyper_comm_grid warns
     logging.disable(logging.CRITICAL)
-    commit = subprocess.check_output(["git", "-C", a.megatron, "rev-parse", "HEAD"], text=True).strip()
+    commit = upstream_stub.head(a.megatron)
     tmp = tempfile.mkdtemp(prefix="mimoplan-colocated-")
     extract(a.megatron, commit, [GRID, ROLE, COMM, BASE], tmp)
     stub_torch()

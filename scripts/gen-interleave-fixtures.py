@@ -34,11 +34,12 @@ import ast
 import contextlib
 import json
 import os
-import subprocess
 import sys
 import traceback
 import types
 import typing
+
+from upstream_stub import function, show
 
 COMMIT = "d98e8a64ddf34856e74b24714e3bedb2f5a39553"
 SCHEDULES = "megatron/core/pipeline_parallel/schedules.py"
@@ -48,20 +49,6 @@ CONFIG = "megatron/core/model_parallel_config.py"
 class Stop(Exception):
     """Raised where the stubbed get_pp_rank_microbatches is called: the
     micro-batch checks have passed."""
-
-
-def function(tree, name, cls=None):
-    body = tree.body
-    if cls:
-        body = next(n for n in body if isinstance(n, ast.ClassDef) and n.name == cls).body
-    for n in body:
-        if isinstance(n, ast.FunctionDef) and n.name == name:
-            return n
-    sys.exit(f"upstream no longer defines {cls + '.' if cls else ''}{name}")
-
-
-def show(mirror, path):
-    return subprocess.check_output(["git", "-C", mirror, "show", f"{COMMIT}:{path}"], text=True)
 
 
 class Module(types.SimpleNamespace):
@@ -82,7 +69,7 @@ class Group:
 class Upstream:
     def __init__(self, mirror, scratch):
         self.scratch = scratch
-        text = show(mirror, SCHEDULES)
+        text = show(mirror, COMMIT, SCHEDULES)
         self.schedules = self.write(SCHEDULES, text)
         tree = ast.parse(text)
         self.checks = [(n.lineno, n.end_lineno) for n in ast.walk(tree) if isinstance(n, (ast.Raise, ast.Assert))]
@@ -108,7 +95,7 @@ class Upstream:
         }
         exec(compile(ast.Module(body=keep, type_ignores=[]), self.schedules, "exec"), self.glob)
 
-        text = show(mirror, CONFIG)
+        text = show(mirror, COMMIT, CONFIG)
         self.config = self.write(CONFIG, text)
         post = function(ast.parse(text), "__post_init__", cls="ModelParallelConfig")
         default = [n for n in post.body if "microbatch_group_size_per_vp_stage is None" in (ast.get_source_segment(text, n) or "")]

@@ -56,9 +56,10 @@ import os
 import re
 import subprocess
 import sys
-import tarfile
 import tempfile
 import types
+
+import upstream_stub
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "internal", "launch", "testdata", "megatron-lm", "argv.json")
@@ -189,36 +190,11 @@ REFUSED = [
 ]
 
 
-class Stub(types.ModuleType):
-    """A module whose every attribute is another stub: enough for imports
-    and annotations that the parsing code never calls."""
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return Stub(self.__name__ + "." + name)
-
-    def __call__(self, *a, **k):
-        return Stub(self.__name__ + "()")
-
-    def __mro_entries__(self, bases):
-        return (object,)
-
-    def __or__(self, other):
-        return self
-
-    __ror__ = __or__
-
-
 def extract(mirror, commit, dest):
     # The config dataclasses ArgumentGroupFactory turns into flags, as far
     # as the commit has them.
-    extra = [f for f in subprocess.check_output(
-        ["git", "-C", mirror, "ls-tree", "-r", "--name-only", commit, "megatron/training/config"], text=True).split()
-        if f.endswith(".py")]
-    data = subprocess.check_output(["git", "-C", mirror, "archive", commit, *FILES, *extra])
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(dest, filter="data")
+    extra = upstream_stub.python_files(mirror, commit, "megatron/training/config")
+    upstream_stub.extract(mirror, commit, FILES + extra, dest)
 
 
 def mimo_rename(src):
@@ -245,10 +221,9 @@ def load(root, rename):
     for k in list(sys.modules):
         if k.split(".")[0] in ("torch", "megatron", "examples"):
             del sys.modules[k]
-    for name in ["torch", "torch.distributed", "torch.nn",
-                 "megatron.core.hyper_comm_grid", "megatron.core.parallel_state",
-                 "megatron.core.process_groups_config"]:
-        sys.modules[name] = Stub(name)
+    upstream_stub.stub("torch", "torch.distributed", "torch.nn",
+                       "megatron.core.hyper_comm_grid", "megatron.core.parallel_state",
+                       "megatron.core.process_groups_config")
     for pkg in ["megatron", "megatron.core", "megatron.core.models", "megatron.core.models.mimo",
                 "megatron.core.models.mimo.config", "examples", "examples.mimo", "examples.mimo.training"]:
         m = types.ModuleType(pkg)

@@ -29,7 +29,9 @@ import argparse
 import ast
 import json
 import os
-import subprocess
+
+import upstream_stub
+from upstream_stub import show
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "internal", "megatron", "options.json")
@@ -50,10 +52,6 @@ CLASS_FILES = [
 NO_VALUE = ("store_true", "store_false", "store_const", "count")
 
 
-def show(mirror, commit, path):
-    return subprocess.check_output(["git", "-C", mirror, "show", f"{commit}:{path}"], text=True)
-
-
 def add_argument_options(src, opts):
     for node in ast.walk(ast.parse(src)):
         if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument":
@@ -66,9 +64,7 @@ def add_argument_options(src, opts):
 
 def classes(mirror, commit):
     files = list(CLASS_FILES)
-    files += [f for f in subprocess.check_output(
-        ["git", "-C", mirror, "ls-tree", "-r", "--name-only", commit, "megatron/training/config"], text=True).split()
-        if f.endswith(".py")]
+    files += upstream_stub.python_files(mirror, commit, "megatron/training/config")
     out = {}
     for path in files:
         for cls in ast.parse(show(mirror, commit, path)).body:

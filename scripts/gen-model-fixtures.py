@@ -40,10 +40,11 @@ import os
 import random
 import subprocess
 import sys
-import tarfile
 import tempfile
 import types
 import typing
+
+import upstream_stub
 
 FILES = [
     "megatron/training/theoretical_memory_usage.py",
@@ -55,10 +56,8 @@ FILES = [
 
 
 def extract(mirror, dest):
-    commit = subprocess.check_output(["git", "-C", mirror, "rev-parse", "HEAD"], text=True).strip()
-    data = subprocess.check_output(["git", "-C", mirror, "archive", "HEAD", *FILES])
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(dest, filter="data")
+    commit = upstream_stub.head(mirror)
+    upstream_stub.extract(mirror, commit, FILES, dest)
     return commit
 
 

@@ -33,16 +33,16 @@ Usage: scripts/gen-pipeline-fixtures.py [--megatron DIR] [--cases N] [--seed S]
 
 import argparse
 import ast
-import io
 import json
 import os
 import random
-import subprocess
 import sys
-import tarfile
 import tempfile
 import traceback
 import types
+
+import upstream_stub
+from upstream_stub import function
 
 ARGS = "megatron/training/arguments.py"
 CONFIG = "megatron/core/transformer/transformer_config.py"
@@ -54,25 +54,13 @@ FILES = [ARGS, CONFIG, LAYOUT, BLOCK, PPUTILS, ENUMS]
 
 
 def extract(mirror, dest):
-    commit = subprocess.check_output(["git", "-C", mirror, "rev-parse", "HEAD"], text=True).strip()
-    data = subprocess.check_output(["git", "-C", mirror, "archive", "HEAD", *FILES])
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(dest, filter="data")
+    commit = upstream_stub.head(mirror)
+    upstream_stub.extract(mirror, commit, FILES, dest)
     return commit
 
 
 def src(node, text):
     return ast.get_source_segment(text, node) or ""
-
-
-def function(tree, name, cls=None):
-    body = tree.body
-    if cls:
-        body = next(n for n in body if isinstance(n, ast.ClassDef) and n.name == cls).body
-    for n in body:
-        if isinstance(n, ast.FunctionDef) and n.name == name:
-            return n
-    sys.exit(f"upstream no longer defines {cls + '.' if cls else ''}{name}")
 
 
 def statements(path, func, first, last):
