@@ -139,6 +139,11 @@ training:
   attention_backend: flash
   fp8: hybrid
   overlap_p2p_comm: false
+  use_precision_aware_optimizer: true
+  main_grads_dtype: bf16
+  main_params_dtype: fp16
+  exp_avg_dtype: bf16
+  exp_avg_sq_dtype: fp8
 modules:
   - {name: vision, num_ranks: 2}
   - name: language
@@ -423,7 +428,8 @@ TRAINING_DESTS = [
     "recompute_num_layers", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap",
     "grad_reduce_in_bf16", "accumulate_allreduce_grads_in_fp32", "moe_token_dispatcher_type",
     "overlap_moe_expert_parallel_comm", "transformer_impl", "attention_backend", "fp8",
-    "fp8_param_gather", "overlap_p2p_comm",
+    "fp8_param_gather", "overlap_p2p_comm", "use_precision_aware_optimizer", "main_grads_dtype",
+    "main_params_dtype", "exp_avg_dtype", "exp_avg_sq_dtype",
 ]
 
 # The destinations of the model arguments launch-plan writes

@@ -545,3 +545,28 @@ func TestBridgeSourceBounded(t *testing.T) {
 	_, _, err = readScript(doc, "MIMO_")
 	assert.ErrorContains(t, err, "here-document is larger than")
 }
+
+// TestTrainingMainGradsDtype: --main-grads-dtype bf16 reads back with the
+// bf16 reduction Megatron-LM then runs (arguments.py:1215-1217), unless
+// --accumulate-allreduce-grads-in-fp32 asks for fp32 (which Megatron-LM
+// refuses beside bf16 main gradients, and validate does too).
+func TestTrainingMainGradsDtype(t *testing.T) {
+	for _, tc := range []struct {
+		flags []string
+		vals  map[string]string
+		want  []Setting
+	}{
+		{nil, map[string]string{"--main-grads-dtype": "bf16"},
+			[]Setting{{"grad_reduce_in_fp32", "false"}, {"main_grads_dtype", `"bf16"`}}},
+		{[]string{"--accumulate-allreduce-grads-in-fp32"}, map[string]string{"--main-grads-dtype": "bf16"},
+			[]Setting{{"grad_reduce_in_fp32", "true"}, {"main_grads_dtype", `"bf16"`}}},
+		{[]string{"--use-precision-aware-optimizer"}, map[string]string{"--main-grads-dtype": "fp32", "--exp-avg-dtype": "fp8"},
+			[]Setting{{"use_precision_aware_optimizer", "true"}, {"main_grads_dtype", `"fp32"`}, {"exp_avg_dtype", `"fp8"`}}},
+	} {
+		a := &args{vals: tc.vals, flags: map[string]bool{}}
+		for _, f := range tc.flags {
+			a.flags[f] = true
+		}
+		assert.Equal(t, tc.want, a.training(), "%v %v", tc.flags, tc.vals)
+	}
+}

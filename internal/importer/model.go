@@ -75,10 +75,13 @@ func modelValue(f megatron.ModelFlag, s string) (string, error) {
 // keys (named as the destinations), as Megatron-LM's validate_args
 // settles them: --recompute-activations is recompute_granularity
 // selective whatever --recompute-granularity says; --grad-reduce-in-bf16
-// wins over --accumulate-allreduce-grads-in-fp32. nil when the argv sets
-// none.
+// wins over --accumulate-allreduce-grads-in-fp32; --main-grads-dtype bf16
+// without --accumulate-allreduce-grads-in-fp32 leaves the reduction in
+// bf16 (arguments.py:1215-1217 at d98e8a6), grad_reduce_in_fp32 false.
+// nil when the argv sets none.
 func (a *args) training() []Setting {
 	var out []Setting
+	bf16Grads := a.vals["--main-grads-dtype"] == "bf16" && !a.flags["--accumulate-allreduce-grads-in-fp32"]
 	for _, f := range megatron.TrainingFlags {
 		v, ok := "", false
 		if f.On != "" {
@@ -90,6 +93,9 @@ func (a *args) training() []Setting {
 			if a.flags[al.Flag] && (!ok || al.Wins) {
 				v, ok = al.Value, true
 			}
+		}
+		if !ok && f.Key == "grad_reduce_in_fp32" && bf16Grads {
+			v, ok = "false", true
 		}
 		if !ok {
 			continue

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
@@ -39,6 +40,7 @@ func writeBridgeTraining(w io.Writer, t *topo.Topology) {
 # (OptimizerConfig) from DDP_CONFIG and OPTIMIZER_CONFIG, and each module's
 # TransformerConfig from TRANSFORMER_CONFIG[module], as
 # examples/megatron_mimo/llava set them.
+import torch
 from megatron.core.transformer.enums import AttnBackend
 
 `)
@@ -73,8 +75,12 @@ from megatron.core.transformer.enums import AttnBackend
 }
 
 // pythonValue writes a training key's layout value as Python: a bool, a
-// number, None for "none", an AttnBackend member, or a string.
+// number, None for "none", an AttnBackend member, a torch dtype, or a
+// string.
 func pythonValue(key, v string) string {
+	if d, ok := torchDtypes[v]; ok && strings.HasSuffix(key, "_dtype") {
+		return d
+	}
 	switch {
 	case v == "true":
 		return "True"
@@ -89,4 +95,11 @@ func pythonValue(key, v string) string {
 		return v
 	}
 	return strconv.Quote(v)
+}
+
+// torchDtypes are the optimizer dtypes as OptimizerConfig takes them:
+// Megatron-LM's own map from its arguments (arguments.py:1077-1079 at
+// d98e8a6), fp8 as torch.uint8.
+var torchDtypes = map[string]string{
+	"fp32": "torch.float32", "bf16": "torch.bfloat16", "fp16": "torch.float16", "fp8": "torch.uint8",
 }

@@ -46,7 +46,7 @@ func TestBridgeTraining(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"DDP_CONFIG = {\n    \"use_distributed_optimizer\": True,\n    \"overlap_grad_reduce\": False,\n    \"overlap_param_gather\": False,\n    \"grad_reduce_in_fp32\": False,\n    \"fp8_param_gather\": False,\n}\n",
-		"OPTIMIZER_CONFIG = {\n    \"use_distributed_optimizer\": True,\n}\n",
+		"OPTIMIZER_CONFIG = {\n    \"use_distributed_optimizer\": True,\n    \"use_precision_aware_optimizer\": False,\n    \"main_grads_dtype\": torch.float32,\n    \"main_params_dtype\": torch.float32,\n    \"exp_avg_dtype\": torch.float32,\n    \"exp_avg_sq_dtype\": torch.float32,\n}\n",
 		"    \"language\": {\n        \"sequence_parallel\": True,\n        \"recompute_granularity\": None,\n        \"recompute_method\": None,\n        \"recompute_num_layers\": 2,\n",
 		"    \"vision\": {\n        \"sequence_parallel\": False,\n",
 		"        \"attention_backend\": AttnBackend.flash,\n        \"fp8\": None,\n",
@@ -60,6 +60,27 @@ func TestBridgeTraining(t *testing.T) {
 	b.Reset()
 	require.NoError(t, WriteBridge(&b, p))
 	assert.NotContains(t, b.String(), "DDP_CONFIG")
+}
+
+// TestBridgeOptimizerDtypes: the precision-aware optimizer's keys go to
+// OptimizerConfig, each dtype as the torch dtype Megatron-LM maps its
+// argument to (fp8 as torch.uint8).
+func TestBridgeOptimizerDtypes(t *testing.T) {
+	for _, tc := range []struct{ training, want string }{
+		{"{use_distributed_optimizer: true, use_precision_aware_optimizer: true, exp_avg_dtype: bf16, exp_avg_sq_dtype: bf16}",
+			"    \"use_precision_aware_optimizer\": True,\n    \"main_grads_dtype\": torch.float32,\n    \"main_params_dtype\": torch.float32,\n    \"exp_avg_dtype\": torch.bfloat16,\n    \"exp_avg_sq_dtype\": torch.bfloat16,\n}\n"},
+		{"{use_distributed_optimizer: true, use_precision_aware_optimizer: true, grad_reduce_in_fp32: false, main_grads_dtype: bf16, main_params_dtype: fp16, exp_avg_dtype: fp8, exp_avg_sq_dtype: fp16}",
+			"    \"use_precision_aware_optimizer\": True,\n    \"main_grads_dtype\": torch.bfloat16,\n    \"main_params_dtype\": torch.float16,\n    \"exp_avg_dtype\": torch.uint8,\n    \"exp_avg_sq_dtype\": torch.float16,\n}\n"},
+	} {
+		src := "version: 1\ntarget: megatron-bridge\nworld_size: 8\ntraining: " + tc.training + "\nmodules:\n- {name: language, num_ranks: 4}\n- {name: vision, num_ranks: 4, rank_offset: 4}\n"
+		p, d, err := Build(check(t, src), Options{Program: []string{"llava.py"}, MasterPort: DefaultMasterPort})
+		require.NoError(t, err)
+		require.NotNil(t, p, "%v", d)
+		var b strings.Builder
+		require.NoError(t, WriteBridge(&b, p))
+		assert.Contains(t, b.String(), "OPTIMIZER_CONFIG = {\n    \"use_distributed_optimizer\": True,\n"+tc.want, tc.training)
+		assert.Contains(t, b.String(), "import torch\n", tc.training)
+	}
 }
 
 // TestBridgeOverlapP2PComm: each module's TransformerConfig gets the

@@ -50,6 +50,15 @@ type Training struct {
 	// d98e8a6); without a virtual pipeline it turns the overlap off itself
 	// (arguments.py:1010-1012).
 	NoOverlapP2PComm bool
+	// UsePrecisionAwareOptimizer lets Transformer Engine's FusedAdam keep
+	// the main parameters and Adam's moments in the dtypes below
+	// (--use-precision-aware-optimizer, arguments.py:3667 at d98e8a6); each
+	// dtype is "" for Megatron's fp32 (arguments.py:3671-3684).
+	UsePrecisionAwareOptimizer bool
+	MainGradsDtype             string // "", "bf16"
+	MainParamsDtype            string // "", "fp16"
+	ExpAvgDtype                string // "", "fp16", "bf16", "fp8"
+	ExpAvgSqDtype              string // "", "fp16", "bf16", "fp8"
 }
 
 // TrainingKey describes one key of the training block.
@@ -133,6 +142,16 @@ var trainingKeys = []TrainingKey{
 		get: func(t *Training) string { return strconv.FormatBool(!t.NoOverlapP2PComm) },
 		set: func(t *Training, v string) { t.NoOverlapP2PComm = v == "false" },
 	},
+	trainingBool("use_precision_aware_optimizer", "Transformer Engine's FusedAdam keeps the main parameters and Adam's moments in the dtypes below; needs the distributed optimizer",
+		func(t *Training) *bool { return &t.UsePrecisionAwareOptimizer }),
+	trainingEnum("main_grads_dtype", "dtype of the gradients the optimizer reads (bf16: gradients accumulated and reduced in bf16); needs use_precision_aware_optimizer",
+		[]string{"fp32", "bf16"}, func(t *Training) *string { return &t.MainGradsDtype }),
+	trainingEnum("main_params_dtype", "dtype of the optimizer's main parameters; needs use_precision_aware_optimizer",
+		[]string{"fp32", "fp16"}, func(t *Training) *string { return &t.MainParamsDtype }),
+	trainingEnum("exp_avg_dtype", "dtype of Adam's first moment; needs use_precision_aware_optimizer",
+		[]string{"fp32", "fp16", "bf16", "fp8"}, func(t *Training) *string { return &t.ExpAvgDtype }),
+	trainingEnum("exp_avg_sq_dtype", "dtype of Adam's second moment; needs use_precision_aware_optimizer",
+		[]string{"fp32", "fp16", "bf16", "fp8"}, func(t *Training) *string { return &t.ExpAvgSqDtype }),
 }
 
 // TrainingKeys returns the training block's keys in the order layouts
@@ -229,7 +248,8 @@ func (p *parser) trainingValue(t *Training, k TrainingKey, v field, n *yaml.Node
 		return true
 	}
 	hint := enumList(k.Values)
-	if n.Kind == yaml.ScalarNode {
+	// A dtype one letter from another is another dtype, not a typo.
+	if n.Kind == yaml.ScalarNode && !strings.HasSuffix(k.Name, "_dtype") {
 		if s := suggest(n.Value, k.Values); s != "" {
 			hint = "did you mean " + s + "? (" + hint + ")"
 		}
@@ -277,6 +297,11 @@ func (l *Layout) ModelTraining(m *Module, dp int) model.Training {
 		t.FP8 = lt.FP8
 		t.FP8ParamGather = lt.FP8ParamGather
 		t.NoOverlapP2PComm = lt.NoOverlapP2PComm
+		t.UsePrecisionAwareOptimizer = lt.UsePrecisionAwareOptimizer
+		t.MainGradsDtype = lt.MainGradsDtype
+		t.MainParamsDtype = lt.MainParamsDtype
+		t.ExpAvgDtype = lt.ExpAvgDtype
+		t.ExpAvgSqDtype = lt.ExpAvgSqDtype
 	}
 	t.Frozen = m.Freeze
 	t.MicroBatchSize = 1

@@ -58,6 +58,13 @@ func TestTrainingKeyErrors(t *testing.T) {
 		{"  overlap_grad_reduce: 1\n", "must be true or false"},
 		{"  recompute_num_layers: 0\n", "at least 1"},
 		{"  grad_reduce_in_fp23: false\n", `did you mean "grad_reduce_in_fp32"`},
+		// Megatron-LM's choices (arguments.py:3671-3684): no bf16 main
+		// parameters, no fp16 main gradients.
+		{"  main_params_dtype: bf16\n", `must be fp32 or fp16, got the string "bf16"`},
+		{"  main_grads_dtype: fp16\n", `must be fp32 or bf16, got the string "fp16"`},
+		{"  exp_avg_dtype: fp4\n", "must be fp32, fp16, bf16 or fp8"},
+		{"  exp_avg_sq_dtype: bf1\n", "fp32 (the default), fp16, bf16, fp8"},
+		{"  use_precision_aware_optimizer: yes please\n", "must be true or false"},
 	} {
 		_, d := parseTraining(t, c.block)
 		require.Len(t, d.Items, 1, c.block)

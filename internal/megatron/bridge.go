@@ -76,6 +76,11 @@ var BridgeConfigs = []BridgeConfig{
 	{"fp8", []string{"transformer"}},
 	{"fp8_param_gather", []string{"ddp"}},
 	{"overlap_p2p_comm", []string{"transformer"}},
+	{"use_precision_aware_optimizer", []string{"optimizer"}},
+	{"main_grads_dtype", []string{"optimizer"}},
+	{"main_params_dtype", []string{"optimizer"}},
+	{"exp_avg_dtype", []string{"optimizer"}},
+	{"exp_avg_sq_dtype", []string{"optimizer"}},
 }
 
 // ConfigFields returns the field names of a config ("ddp", "optimizer",

@@ -48,6 +48,12 @@ var TrainingFlags = []TrainingFlag{
 	{Key: "fp8_param_gather", Flag: "--fp8-param-gather", On: "true"},
 	// store_false, dest overlap_p2p_comm (arguments.py:3118).
 	{Key: "overlap_p2p_comm", Flag: "--no-overlap-p2p-communication", On: "false"},
+	// The precision-aware optimizer (arguments.py:3667-3684).
+	{Key: "use_precision_aware_optimizer", Flag: "--use-precision-aware-optimizer", On: "true"},
+	{Key: "main_grads_dtype", Flag: "--main-grads-dtype"},
+	{Key: "main_params_dtype", Flag: "--main-params-dtype"},
+	{Key: "exp_avg_dtype", Flag: "--exp-avg-dtype"},
+	{Key: "exp_avg_sq_dtype", Flag: "--exp-avg-sq-dtype"},
 }
 
 // TrainingFlagOf returns the flag of a training key.

@@ -167,6 +167,7 @@ func stackWeights(e *Estimate, p *Parallel, t *Training, w weights) {
 		e.Add(Term{Name: TermGradBufferDtype, Part: PartWeights, Bytes: -2 * held,
 			Why: "grad_reduce_in_fp32 off: the gradient buffer is bf16 (2 bytes a parameter), the formula counts fp32"})
 	}
+	optimizerStateDtype(e, p, t, w)
 	// With fp8_param_gather the fp8 weight and its transpose are the
 	// compute weight: Megatron keeps no bf16 copy (arguments.py:2016-2018,
 	// "Keep the compute param in fp8 (do not use any other intermediate
@@ -213,9 +214,10 @@ func stackWeights(e *Estimate, p *Parallel, t *Training, w weights) {
 // distrib_optimizer.py:2792 at d98e8a6), a new fp32 tensor of the rank's
 // shard (dp x cp ranks for dense parameters, expert dp for experts), held
 // until the next zero_grad. With fp32 gradient buffers .float() is the
-// buffer itself.
+// buffer itself; the precision-aware optimizer reads the bf16 shard as it
+// is (decoupled_grad, :2784-2790).
 func mainGradCopy(p *Parallel, t *Training, w weights) float64 {
-	if !t.UseDistributedOptimizer || !t.GradReduceInBF16 || t.Frozen {
+	if !t.UseDistributedOptimizer || !t.GradReduceInBF16 || t.Frozen || t.UsePrecisionAwareOptimizer {
 		return 0
 	}
 	return 4 * ((w.tpSharded+w.replicated)/float64(max(p.DP*p.CP, 1)) + w.expertSharded/float64(max(w.expertDP, 1)))

@@ -98,6 +98,12 @@ type Training struct {
 	FP8                          string `json:"fp8,omitempty"`
 	FP8ParamGather               bool   `json:"fp8_param_gather,omitempty"`
 	NoOverlapP2PComm             bool   `json:"no_overlap_p2p_comm,omitempty"` // overlap_p2p_comm: false
+	UsePrecisionAwareOptimizer   bool   `json:"use_precision_aware_optimizer,omitempty"`
+	// The precision-aware optimizer's dtypes, "" for fp32.
+	MainGradsDtype  string `json:"main_grads_dtype,omitempty"`
+	MainParamsDtype string `json:"main_params_dtype,omitempty"`
+	ExpAvgDtype     string `json:"exp_avg_dtype,omitempty"`
+	ExpAvgSqDtype   string `json:"exp_avg_sq_dtype,omitempty"`
 
 	// Frozen is the module's freeze key: its parameters do not train (no
 	// gradients, no optimizer state).

@@ -1,5 +1,7 @@
 package model
 
+import "fmt"
+
 // Rule ids of the training block's rules: what Megatron refuses of the
 // training arguments at start-up (megatron/training/arguments.py and
 // TransformerConfig.__post_init__ at d98e8a6).
@@ -13,6 +15,9 @@ const (
 	RuleLocalAttentionNeedsLocal   = "local-attention-needs-local-impl"
 	RuleFP8NeedsTE                 = "fp8-needs-transformer-engine"
 	RuleMoECommOverlapUnsupported  = "moe-comm-overlap-unsupported"
+	RulePrecisionAwareNeeds        = "precision-aware-optimizer-needs"
+	RuleOptimizerDtypeNeedsPA      = "optimizer-dtype-needs-precision-aware"
+	RuleMainGradsNeedsBF16Reduce   = "main-grads-dtype-needs-bf16-reduce"
 )
 
 // checkTraining adds the training block's violations for a module with
@@ -73,6 +78,51 @@ func checkTraining(c Config, p Parallel, tr Training, add func(rule, key string,
 	}
 	if tr.OverlapMoEExpertParallelComm && c.NumExperts > 0 {
 		moeCommOverlap(p, tr, add)
+	}
+}
+
+// CheckOptimizer returns what Megatron refuses of the precision-aware
+// optimizer's keys, which read the training block alone (no model, no
+// sizes): validate checks them once for the layout.
+func CheckOptimizer(tr Training) []Violation {
+	var out []Violation
+	optimizerDtypes(tr, func(rule, key string, hint any, format string, args ...any) {
+		out = append(out, Violation{Rule: rule, Key: key, Hint: hint.(string), Message: fmt.Sprintf(format, args...)})
+	})
+	return out
+}
+
+// optimizerDtypes checks the precision-aware optimizer's keys:
+// get_megatron_optimizer raises without the distributed optimizer
+// (megatron/core/optimizer/__init__.py:1057-1060), OptimizerConfig wants
+// Transformer Engine's FusedAdam with it (optimizer_config.py:441-467)
+// and fp32 for every dtype without it (:469-480), and a bf16 main_grads_dtype
+// is a bf16 gradient reduction in Megatron-LM (arguments.py:1209-1217),
+// which grad_reduce_in_fp32 must say.
+func optimizerDtypes(tr Training, add func(rule, key string, hint any, format string, args ...any)) {
+	const pao = "training.use_precision_aware_optimizer"
+	if tr.UsePrecisionAwareOptimizer && !tr.UseDistributedOptimizer {
+		add(RulePrecisionAwareNeeds, pao, "set use_distributed_optimizer: true, or remove use_precision_aware_optimizer",
+			"use_precision_aware_optimizer needs the distributed optimizer")
+	}
+	if tr.UsePrecisionAwareOptimizer && tr.TransformerImpl == ImplLocal {
+		add(RulePrecisionAwareNeeds, pao, "use transformer_impl: transformer_engine, or remove use_precision_aware_optimizer",
+			"use_precision_aware_optimizer needs Transformer Engine's FusedAdam; transformer_impl local is a stack without Transformer Engine")
+	}
+	if !tr.UsePrecisionAwareOptimizer {
+		for _, d := range []struct{ key, value string }{
+			{"main_grads_dtype", tr.MainGradsDtype}, {"main_params_dtype", tr.MainParamsDtype},
+			{"exp_avg_dtype", tr.ExpAvgDtype}, {"exp_avg_sq_dtype", tr.ExpAvgSqDtype},
+		} {
+			if d.value != DtypeFP32 {
+				add(RuleOptimizerDtypeNeedsPA, "training."+d.key, "set use_precision_aware_optimizer: true (with the distributed optimizer), or remove "+d.key,
+					"%s %s without the precision-aware optimizer: Megatron keeps it in fp32 only", d.key, d.value)
+			}
+		}
+	}
+	if tr.MainGradsDtype == DtypeBF16 && !tr.GradReduceInBF16 {
+		add(RuleMainGradsNeedsBF16Reduce, "training.main_grads_dtype", "set grad_reduce_in_fp32: false as well",
+			"main_grads_dtype bf16 accumulates and reduces the gradients in bf16, but grad_reduce_in_fp32 is true")
 	}
 }
 

@@ -28,6 +28,7 @@ type ModuleEstimate struct {
 // other modules' state, then estimates the memory of those whose sizes and
 // model are sound and checks it against cluster.gpu_memory.
 func (c *checker) models() {
+	c.optimizer()
 	for i := range c.l.Modules {
 		lm := &c.l.Modules[i]
 		if lm.Model == nil && !lm.SizesUnread && lm.PP == 1 && lm.VPP > 1 {

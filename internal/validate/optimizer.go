@@ -1,0 +1,27 @@
+package validate
+
+import (
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/model"
+)
+
+// optimizer reports the precision-aware optimizer's keys Megatron refuses
+// (model.CheckOptimizer): the training block alone decides, so they are
+// checked once for the layout, with or without a model.
+// testdata/optimizer-dtype-megatron.json in internal/model
+// (scripts/gen-optimizer-dtype-fixtures.py) holds upstream's verdicts.
+func (c *checker) optimizer() {
+	lt := c.l.Training
+	if lt == nil {
+		return
+	}
+	tr := model.Training{
+		UseDistributedOptimizer: lt.UseDistributedOptimizer, GradReduceInBF16: lt.GradReduceInBF16,
+		TransformerImpl: lt.TransformerImpl, UsePrecisionAwareOptimizer: lt.UsePrecisionAwareOptimizer,
+		MainGradsDtype: lt.MainGradsDtype, MainParamsDtype: lt.MainParamsDtype,
+		ExpAvgDtype: lt.ExpAvgDtype, ExpAvgSqDtype: lt.ExpAvgSqDtype,
+	}
+	for _, v := range model.CheckOptimizer(tr) {
+		c.d.Add(diag.RuleID(v.Rule), c.l.Pos(v.Key), "", v.Hint, "%s", v.Message)
+	}
+}
