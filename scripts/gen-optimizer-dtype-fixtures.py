@@ -42,24 +42,22 @@ or absent (ModuleNotFoundError), as mimoplan takes transformer_impl local to be.
 Usage:
   scripts/gen-optimizer-dtype-fixtures.py --extract DIR [--mirror MIRROR]
   scripts/gen-optimizer-dtype-fixtures.py --run DIR [--out FILE]
+
+The committed fixture was made with /root/.pyenv/versions/3.12.1/bin/python3
+(no numpy: stubbed); another Python records its own version and stubs.
 """
 
-import argparse
 import ast
 import importlib.abc
 import importlib.machinery
-import importlib.util
 import itertools
 import json
 import os
-import subprocess
 import sys
-import types
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("mimovpp", os.path.join(HERE, "gen-mimo-vpp-fixtures.py"))
-mimovpp = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mimovpp)
+import upstream_stub
+
+mimovpp = upstream_stub.script("mimovpp", "gen-mimo-vpp-fixtures.py")
 
 COMMIT = mimovpp.COMMIT
 
@@ -227,52 +225,11 @@ def one_case(root, name, stubs):
     print("RESULT " + json.dumps(res))
 
 
-def run(root, out):
-    root = os.path.abspath(root)
-    results, stubs = {}, []
-    for name, (training, te, a) in cases().items():
-        while True:
-            p = subprocess.run([sys.executable, __file__, "--case", name, "--root", root, "--stubs", ",".join(stubs)],
-                               capture_output=True, text=True, timeout=240)
-            lines = [l for l in p.stdout.splitlines() if l.startswith("RESULT ")]
-            if not lines:
-                sys.exit(f"{name}: no result\n{p.stderr[-2000:]}")
-            res = json.loads(lines[-1][len("RESULT "):])
-            if res["outcome"] != "missing" or res["module"] is None or len(stubs) > 30:
-                break
-            stubs.append(res["module"].split(".")[0])
-        res.update(training=training, transformer_engine=te, argv=a)
-        results[name] = res
-        print(name, json.dumps({k: res.get(k) for k in ("outcome", "where")}), flush=True)
-    commit = open(os.path.join(root, "COMMIT")).read().strip()
-    assert commit == COMMIT
-    doc = {"generated_by": "scripts/gen-optimizer-dtype-fixtures.py", "megatron_commit": commit,
-           "python": sys.version.split()[0], "stubbed": stubs, "cases": results}
-    with open(out, "w") as f:
-        json.dump(doc, f, indent=1, sort_keys=True)
-        f.write("\n")
-    print(f"wrote {len(results)} cases to {out}")
-
-
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--extract")
-    ap.add_argument("--mirror", default=mimovpp.MIRROR)
-    ap.add_argument("--run")
-    ap.add_argument("--out", default="internal/model/testdata/optimizer-dtype-megatron.json")
-    ap.add_argument("--case")
-    ap.add_argument("--root")
-    ap.add_argument("--stubs", default="")
-    a = ap.parse_args()
-    if a.case:
-        one_case(a.root, a.case, [s for s in a.stubs.split(",") if s])
-    elif a.extract:
-        mimovpp.extract(a.mirror, a.extract)
-    elif a.run:
-        run(a.run, a.out)
-    else:
-        ap.error("give --extract DIR or --run DIR")
+def fields(case):
+    training, te, a = case
+    return {"training": training, "transformer_engine": te, "argv": a}
 
 
 if __name__ == "__main__":
-    main()
+    upstream_stub.case_main(__file__, COMMIT, mimovpp.MIRROR, mimovpp.extract,
+                            "internal/model/testdata/optimizer-dtype-megatron.json", cases, fields, one_case)

@@ -24,19 +24,18 @@ StubFinder are reused); the fixture lists what was stubbed.
 Usage:
   scripts/gen-p2p-overlap-fixtures.py --extract DIR [--mirror MIRROR]
   scripts/gen-p2p-overlap-fixtures.py --run DIR [--out FILE]
+
+The committed fixture was made with /root/.pyenv/versions/3.12.1/bin/python3
+(no numpy: stubbed); another Python records its own version and stubs.
 """
 
-import argparse
-import importlib.util
 import json
 import os
-import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("mimovpp", os.path.join(HERE, "gen-mimo-vpp-fixtures.py"))
-mimovpp = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mimovpp)
+import upstream_stub
+
+mimovpp = upstream_stub.script("mimovpp", "gen-mimo-vpp-fixtures.py")
 
 COMMIT = mimovpp.COMMIT
 NUM_LAYERS = 72
@@ -107,53 +106,12 @@ def one_case(root, name, stubs):
     print("RESULT " + json.dumps(res))
 
 
-def run(root, out):
-    root = os.path.abspath(root)
-    results, stubs = {}, []
-    for name, (pp, vpp, how, overlap, argv) in cases().items():
-        while True:
-            p = subprocess.run([sys.executable, __file__, "--case", name, "--root", root, "--stubs", ",".join(stubs)],
-                               capture_output=True, text=True, timeout=240)
-            lines = [l for l in p.stdout.splitlines() if l.startswith("RESULT ")]
-            if not lines:
-                sys.exit(f"{name}: no result\n{p.stderr[-2000:]}")
-            res = json.loads(lines[-1][len("RESULT "):])
-            if res["outcome"] != "missing" or res["module"] is None or len(stubs) > 20:
-                break
-            # Stubs found for one case stay for the rest.
-            stubs.append(res["module"].split(".")[0])
-        res.update(pp=pp, vpp=vpp, virtual_pipeline=how, overlap_p2p_comm=overlap, argv=argv)
-        results[name] = res
-        print(name, json.dumps({k: res.get(k) for k in ("outcome", "where", "result")}), flush=True)
-    commit = open(os.path.join(root, "COMMIT")).read().strip()
-    assert commit == COMMIT
-    doc = {"generated_by": "scripts/gen-p2p-overlap-fixtures.py", "megatron_commit": commit,
-           "python": sys.version.split()[0], "stubbed": stubs, "num_layers": NUM_LAYERS, "cases": results}
-    with open(out, "w") as f:
-        json.dump(doc, f, indent=1, sort_keys=True)
-        f.write("\n")
-    print(f"wrote {len(results)} cases to {out}")
-
-
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--extract")
-    ap.add_argument("--mirror", default=mimovpp.MIRROR)
-    ap.add_argument("--run")
-    ap.add_argument("--out", default="internal/validate/testdata/p2p-overlap-megatron.json")
-    ap.add_argument("--case")
-    ap.add_argument("--root")
-    ap.add_argument("--stubs", default="")
-    a = ap.parse_args()
-    if a.case:
-        one_case(a.root, a.case, [s for s in a.stubs.split(",") if s])
-    elif a.extract:
-        mimovpp.extract(a.mirror, a.extract)
-    elif a.run:
-        run(a.run, a.out)
-    else:
-        ap.error("give --extract DIR or --run DIR")
+def fields(case):
+    pp, vpp, how, overlap, argv = case
+    return {"pp": pp, "vpp": vpp, "virtual_pipeline": how, "overlap_p2p_comm": overlap, "argv": argv}
 
 
 if __name__ == "__main__":
-    main()
+    upstream_stub.case_main(__file__, COMMIT, mimovpp.MIRROR, mimovpp.extract,
+                            "internal/validate/testdata/p2p-overlap-megatron.json", cases, fields, one_case,
+                            doc={"num_layers": NUM_LAYERS})

@@ -1,8 +1,10 @@
 """What the fixture scripts (scripts/gen-*.py) share to run upstream's own
 code without committing it: files read or copied from a mirror at a commit
 (into a scratch folder), modules made from those files, a stub for the
-packages the code imports but never calls (torch and the like), and the
-syntax-tree lookup that takes one function out of a file.
+packages the code imports but never calls (torch and the like), the
+syntax-tree lookup that takes one function out of a file, and the command
+line of the scripts that run upstream case by case, each case in a fresh
+process that stubs what it finds missing (case_main, run_cases).
 
 A script of this folder imports it as `import upstream_stub` (Python puts
 the script's own folder on sys.path). scripts/gen-mimo-vpp-fixtures.py keeps
@@ -10,8 +12,12 @@ its own Stub: it runs whole packages, on the device with real torch, and its
 stub stands in for numbers and versions too.
 """
 
+import argparse
 import ast
+import importlib.util
 import io
+import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -94,3 +100,81 @@ def function(tree, name, cls=None):
         if isinstance(n, ast.FunctionDef) and n.name == name:
             return n
     sys.exit(f"upstream no longer defines {cls + '.' if cls else ''}{name}")
+
+
+
+def script(name, filename):
+    """Another script of this folder (its name has dashes, so it cannot be
+    imported) as a module called name."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), filename)
+    spec = importlib.util.spec_from_file_location(name, path)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+# How many packages a case may have stubbed before its "missing" result
+# stands.
+MAX_STUBS = 30
+
+
+def run_cases(script, root, cases, fields):
+    """Runs each case of cases (name -> what the script knows of it) in a
+    fresh process (script --case NAME --root ROOT --stubs A,B), which prints
+    its result as a line "RESULT {json}". While a case reports a missing
+    module ({"outcome": "missing", "module": name}) its package is stubbed
+    and the case run again; a stub found for one case stays for the rest.
+    Each result gains fields(case). Returns the results and the stubs."""
+    results, stubs = {}, []
+    for name, case in cases.items():
+        while True:
+            p = subprocess.run([sys.executable, script, "--case", name, "--root", root, "--stubs", ",".join(stubs)],
+                               capture_output=True, text=True, timeout=240)
+            lines = [l for l in p.stdout.splitlines() if l.startswith("RESULT ")]
+            if not lines:
+                sys.exit(f"{name}: no result\n{p.stderr[-2000:]}")
+            res = json.loads(lines[-1][len("RESULT "):])
+            if res["outcome"] != "missing" or res["module"] is None or len(stubs) > MAX_STUBS:
+                break
+            stubs.append(res["module"].split(".")[0])
+        res.update(fields(case))
+        results[name] = res
+        print(name, json.dumps({k: res.get(k) for k in ("outcome", "where", "result")}), flush=True)
+    return results, stubs
+
+
+def case_main(script, commit, mirror, extract, out, cases, fields, one_case, doc=None):
+    """The command line of a script that runs upstream's code case by case
+    from a scratch folder (scripts/gen-p2p-overlap-fixtures.py and the like):
+    --extract DIR [--mirror MIRROR] calls extract(mirror, DIR), which copies
+    upstream at commit there with a file COMMIT; --run DIR [--out FILE] runs
+    cases() through run_cases and writes the fixture (megatron_commit,
+    python, stubbed, cases and the fields of doc); --case, --root and
+    --stubs are run_cases' calls of one_case(root, name, stubs)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--extract")
+    ap.add_argument("--mirror", default=mirror)
+    ap.add_argument("--run")
+    ap.add_argument("--out", default=out)
+    ap.add_argument("--case")
+    ap.add_argument("--root")
+    ap.add_argument("--stubs", default="")
+    a = ap.parse_args()
+    if a.case:
+        one_case(a.root, a.case, [s for s in a.stubs.split(",") if s])
+    elif a.extract:
+        extract(a.mirror, a.extract)
+    elif a.run:
+        root = os.path.abspath(a.run)
+        results, stubs = run_cases(script, root, cases(), fields)
+        with open(os.path.join(root, "COMMIT")) as f:
+            got = f.read().strip()
+        if got != commit:
+            sys.exit(f"{root} holds Megatron-LM at {got}, not {commit}")
+        fixture = {"generated_by": "scripts/" + os.path.basename(script), "megatron_commit": commit,
+                   "python": sys.version.split()[0], "stubbed": stubs, "cases": results, **(doc or {})}
+        with open(a.out, "w") as f:
+            json.dump(fixture, f, indent=1, sort_keys=True)
+            f.write("\n")
+        print(f"wrote {len(results)} cases to {a.out}")
+    else:
+        ap.error("give --extract DIR or --run DIR")
