@@ -19,14 +19,13 @@ extracted from the Megatron-LM mirror at COMMIT into a scratch folder
 (--extract) and run there (--run) on CPU: no GPU is used, only argument
 validation. A package missing from the machine (torch and the rest) is
 stubbed, as scripts/gen-mimo-vpp-fixtures.py does (its Stub and
-StubFinder are reused); the fixture lists what was stubbed.
+StubFinder are reused); the fixture lists what was stubbed and the Python
+that ran (the committed one: /root/.pyenv/versions/3.12.1/bin/python3,
+which has no numpy).
 
 Usage:
   scripts/gen-p2p-overlap-fixtures.py --extract DIR [--mirror MIRROR]
   scripts/gen-p2p-overlap-fixtures.py --run DIR [--out FILE]
-
-The committed fixture was made with /root/.pyenv/versions/3.12.1/bin/python3
-(no numpy: stubbed); another Python records its own version and stubs.
 """
 
 import json
