@@ -31,14 +31,16 @@ Upstream's code is never committed: megatron/ is extracted from the
 Megatron-LM mirror at COMMIT into a scratch folder (--extract) and run there
 (--run) on CPU (the committed fixture by pyenv's Python 3.12.1, without
 numpy, /root/.pyenv/versions/3.12.1/bin/python3). Packages missing from the
-machine are stubbed as scripts/gen-mimo-vpp-fixtures.py does, except
-torch's dtypes, which here are fixed objects (torch.float32 is
-torch.float32, unlike another stub's attribute) so that validate_args'
-and OptimizerConfig's dtype comparisons compare; torch.float and torch.half are float32 and float16 as in torch.
-Transformer Engine is either present, as a stand-in whose FusedAdam takes
-the keyword arguments OptimizerConfig looks for (TransformerEngine@d0067d0
+machine are stubbed as scripts/gen-mimo-vpp-fixtures.py does, except torch's
+dtypes, which here are fixed objects (torch.float32 is torch.float32, unlike
+another stub's attribute) so that validate_args' and OptimizerConfig's dtype
+comparisons compare; torch.float and torch.half are float32 and float16 as
+in torch. Transformer Engine is either present, as a stand-in whose
+FusedAdam takes the keyword arguments OptimizerConfig looks for
+(TransformerEngine@d0067d0
 transformer_engine/pytorch/optimizers/fused_adam.py:118-131 declares them),
-or absent (ModuleNotFoundError), as mimoplan takes transformer_impl local to be.
+or absent (ModuleNotFoundError), as mimoplan takes transformer_impl local to
+be.
 
 Usage:
   scripts/gen-optimizer-dtype-fixtures.py --extract DIR [--mirror MIRROR]
