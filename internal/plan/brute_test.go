@@ -66,7 +66,19 @@ const (
 	smallMoE = "{num_layers: 2, hidden_size: 256, num_attention_heads: 4, seq_length: 128, vocab_size: 1000, num_experts: 4, moe_router_topk: 2}"
 	smallLM8 = "{num_layers: 8, hidden_size: 256, num_attention_heads: 4, num_query_groups: 2, seq_length: 256, vocab_size: 1000}"
 	smallViT = "{num_layers: 2, hidden_size: 128, num_attention_heads: 2, seq_length: 64}"
+	// wideViT has the weights (1 GPU cannot hold them) and few FLOPs
+	// (seq_length 4), longLM the FLOPs and few weights: the encoder is the
+	// module over memory, on the sizes the language module's FLOPs leave it.
+	wideViT = "{num_layers: 6, hidden_size: 1536, num_attention_heads: 12, seq_length: 4}"
+	longLM  = "{num_layers: 4, hidden_size: 256, num_attention_heads: 4, num_query_groups: 2, seq_length: 2048, vocab_size: 1000}"
 )
+
+// weightyEncoder is a spec of wideViT beside longLM on 4 GPUs, not
+// colocated, of gpu_memory mem.
+func weightyEncoder(mem string) string {
+	return "version: 1\ncluster: {nodes: 1, gpus_per_node: 4, gpu_memory: " + mem + "}\ncolocated: false\nbatch: {micro_batch_size: 1, global_batch_size: 12}\nmodules:\n" +
+		"  - {name: vision, cp: 1, vpp: 1, ep: 1, expt_tp: 1, model: " + wideViT + "}\n  - {name: language, tp: 1, cp: 1, pp: 1, vpp: 1, ep: 1, expt_tp: 1, model: " + longLM + "}\n"
+}
 
 var bruteCases = []bruteCase{
 	{name: "model, 8 GPUs, tp cp pp vpp open, memory", slow: true, open: []string{"tp", "cp", "pp", "vpp"}, model: true,
@@ -96,6 +108,18 @@ var bruteCases = []bruteCase{
 		spec: "version: 1\ntarget: megatron-bridge\ncluster: {nodes: 1, gpus_per_node: 4, gpu_memory: 5000MiB}\nbatch: {micro_batch_size: 4, global_batch_size: 8}\n" +
 			"training: {use_distributed_optimizer: true}\nmodules:\n" +
 			"  - {name: vision, cp: 1, pp: 1, expt_tp: 1, model: " + smallViT + "}\n  - {name: language, cp: 1, pp: 1, expt_tp: 1, model: " + smallMoE + "}\n"},
+	// The descent meets the encoder on 1 GPU, every factorization over
+	// memory, before anything fits; the language module on 1 GPU beside
+	// the encoder on 3 fits (pp 3 or tp 3), so its size 1 is not spent.
+	{name: "models, 4 GPUs, tp pp open, the encoder over memory", open: []string{"tp", "pp"}, model: true, spec: weightyEncoder("5500MiB")},
+	// The encoder has three times the language module's FLOPs: the first
+	// pass refuses it on 1 and 2 GPUs, by compute alone, and takes the
+	// language module on 1 GPU beside it on 3 (the sizes the pass steps over
+	// are the language module's alone).
+	{name: "models, 4 GPUs, tp pp open, the encoder with the FLOPs", open: []string{"tp", "pp"}, model: true,
+		spec: "version: 1\ncluster: {nodes: 1, gpus_per_node: 4, gpu_memory: 80GiB}\ncolocated: false\nbatch: {micro_batch_size: 1, global_batch_size: 12}\nmodules:\n" +
+			"  - {name: vision, cp: 1, vpp: 1, ep: 1, expt_tp: 1, model: {num_layers: 12, hidden_size: 256, num_attention_heads: 4, seq_length: 256}}\n" +
+			"  - {name: language, tp: 1, cp: 1, pp: 1, vpp: 1, ep: 1, expt_tp: 1, model: " + smallLM + "}\n"},
 	{name: "one module, 6 GPUs, everything open", slow: true, open: []string{"tp", "cp", "pp", "ep", "expt_tp"},
 		spec: "version: 1\nworld_size: 6\nmodules:\n  - name: language\n    num_experts: 6\n"},
 	{name: "two modules, 4 GPUs, tp and pp open", open: []string{"tp", "pp"},

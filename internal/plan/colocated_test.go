@@ -111,17 +111,44 @@ func TestShortcutsKeepResult(t *testing.T) {
 					name := fmt.Sprintf("%s/%s/headroom=%g/top=%d", tc.name, mem, headroom, top)
 					req := &Request{Spec: spec, Options: Options{GTP: true}, Est: Model{}, Time: steptime.Select{Dev: steptime.Devices["H100"]}.For(spec),
 						GPUMemory: float64(spec.GPUMemory), Margin: headroom * float64(spec.GPUMemory), Top: top}
-					got, err := Search(req)
-					require.NoError(t, err, name)
-					req.exhaustive = true
-					want, err := Search(req)
-					require.NoError(t, err, name)
-					t.Logf("%s: %d candidates, %d misses, validate asked %d times (%d without the shortcuts)", name, len(want.Candidates), len(want.Misses), got.Checked, want.Checked)
-					require.Equal(t, want.Candidates, got.Candidates, name)
-					require.Equal(t, want.Misses, got.Misses, name)
-					require.Equal(t, want.Reason, got.Reason, name)
+					requireShortcutsKeep(t, name, req)
 				}
 			}
 		}
 	}
+}
+
+// The encoder is the module over memory (weightyEncoder): on 1 GPU, where
+// the language module's FLOPs put it first, none of its factorizations
+// fits, which says nothing of the language module on 1 GPU (the spent
+// sizes are the language module's alone). At 4800MiB nothing fits and
+// --all's misses are those of the whole walk; at 5500MiB the language
+// module on 1 GPU is in the kept set.
+func TestShortcutsKeepResultEncoderOverMemory(t *testing.T) {
+	for _, mem := range []string{"4800MiB", "5500MiB"} {
+		spec, d := layout.ParseSpec("s.yaml", []byte(weightyEncoder(mem)))
+		require.False(t, d.HasErrors(), "%v", d.Items)
+		for _, headroom := range []float64{0, 0.15} {
+			for _, top := range []int{0, 1, 5} {
+				req := &Request{Spec: spec, Est: Model{}, Time: steptime.Select{Dev: steptime.Devices["H100"]}.For(spec),
+					GPUMemory: float64(spec.GPUMemory), Margin: headroom * float64(spec.GPUMemory), Top: top}
+				requireShortcutsKeep(t, fmt.Sprintf("%s/headroom=%g/top=%d", mem, headroom, top), req)
+			}
+		}
+	}
+}
+
+// requireShortcutsKeep runs req with the shortcuts and without them
+// (exhaustive) and requires the same candidates, misses and reason.
+func requireShortcutsKeep(t *testing.T, name string, req *Request) {
+	t.Helper()
+	got, err := Search(req)
+	require.NoError(t, err, name)
+	req.exhaustive = true
+	want, err := Search(req)
+	require.NoError(t, err, name)
+	t.Logf("%s: %d candidates, %d misses, validate asked %d times (%d without the shortcuts)", name, len(want.Candidates), len(want.Misses), got.Checked, want.Checked)
+	require.Equal(t, want.Candidates, got.Candidates, name)
+	require.Equal(t, want.Misses, got.Misses, name)
+	require.Equal(t, want.Reason, got.Reason, name)
 }
