@@ -15,7 +15,7 @@ func trainingArgs(l *layout.Layout) []string {
 	if l.Training == nil {
 		return nil
 	}
-	return megatron.TrainingArgs(l.Training.Stated())
+	return megatron.TrainingArgs(l.Training.Spelled())
 }
 
 // trainingConflicts reports every program argument that sets a training

@@ -70,6 +70,9 @@ type TrainingKey struct {
 	Doc     string   // what it is, for docs and hints
 	get     func(*Training) string
 	set     func(*Training, string)
+	// derived, when set, is the default as the other keys leave it
+	// (Default is its value with every other key at its default).
+	derived func(*Training) string
 }
 
 // trainingBool is a key that Megatron defaults to false.
@@ -122,9 +125,10 @@ var trainingKeys = []TrainingKey{
 		func(t *Training) *bool { return &t.OverlapParamGather }),
 	trainingBool("tp_comm_overlap", "overlaps tensor-parallel communication with GEMMs (Transformer Engine userbuffers)",
 		func(t *Training) *bool { return &t.TPCommOverlap }),
-	{Name: "grad_reduce_in_fp32", Kind: "bool", Default: "true", Doc: "gradient buffers and their dp reduction in fp32 (false: bf16)",
-		get: func(t *Training) string { return strconv.FormatBool(!t.GradReduceInBF16) },
-		set: func(t *Training, v string) { t.GradReduceInBF16 = v == "false" },
+	{Name: "grad_reduce_in_fp32", Kind: "bool", Default: "true", Doc: "gradient buffers and their dp reduction in fp32 (false: bf16; the default is false with main_grads_dtype bf16)",
+		get:     func(t *Training) string { return strconv.FormatBool(!t.GradReduceInBF16) },
+		set:     func(t *Training, v string) { t.GradReduceInBF16 = v == "false" },
+		derived: func(t *Training) string { return strconv.FormatBool(t.MainGradsDtype != "bf16") },
 	},
 	trainingEnum("moe_token_dispatcher_type", "how MoE layers send tokens to their experts",
 		[]string{"allgather", "alltoall", "flex"}, func(t *Training) *string { return &t.MoETokenDispatcherType }),
@@ -161,8 +165,14 @@ func TrainingKeys() []TrainingKey { return slices.Clone(trainingKeys) }
 // Value returns the key's value in t as a layout writes it.
 func (k TrainingKey) Value(t *Training) string { return k.get(t) }
 
-// IsDefault reports whether t holds Megatron's default for the key.
-func (k TrainingKey) IsDefault(t *Training) bool { return k.get(t) == k.Default }
+// IsDefault reports whether t holds Megatron's default for the key, as
+// t's other keys leave it.
+func (k TrainingKey) IsDefault(t *Training) bool {
+	if k.derived != nil {
+		return k.get(t) == k.derived(t)
+	}
+	return k.get(t) == k.Default
+}
 
 // Set sets the key in t from its text as a layout writes it; it reports
 // false, leaving t as it was, for a value the key does not take.
@@ -192,9 +202,20 @@ const maxTrainingInt = 1 << 24
 // Stated returns the keys of t that differ from Megatron's defaults, with
 // their values, in the order layouts write them.
 func (t *Training) Stated() [][2]string {
+	return t.stated(TrainingKey.IsDefault)
+}
+
+// Spelled is Stated with a derived default spelled out as well (each key
+// against its Default alone): a launch plan's arguments say what the
+// layout's other keys leave to Megatron too.
+func (t *Training) Spelled() [][2]string {
+	return t.stated(func(k TrainingKey, t *Training) bool { return k.get(t) == k.Default })
+}
+
+func (t *Training) stated(isDefault func(TrainingKey, *Training) bool) [][2]string {
 	var out [][2]string
 	for _, k := range trainingKeys {
-		if !k.IsDefault(t) {
+		if !isDefault(k, t) {
 			out = append(out, [2]string{k.Name, k.Value(t)})
 		}
 	}
@@ -228,6 +249,16 @@ func (p *parser) training(fs map[string]field) {
 		n := resolve(v.value)
 		p.l.pos["training."+k.Name] = nodePos(n)
 		good = p.trainingValue(t, k, v, n) && good
+	}
+	for _, k := range trainingKeys {
+		if _, stated := tf[k.Name]; !stated && k.derived != nil {
+			// Megatron-LM accumulates in fp32 by default only while the
+			// main gradients are fp32 (arguments.py:1215-1216 at
+			// d98e8a6): with bf16 ones it reduces in bf16 unless asked
+			// otherwise, and then asserts (:1209-1210,
+			// main-grads-dtype-needs-bf16-reduce).
+			k.set(t, k.derived(t))
+		}
 	}
 	if good {
 		p.l.Training = t

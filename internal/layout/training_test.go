@@ -164,3 +164,39 @@ func TestOverlapP2PComm(t *testing.T) {
 		})
 	}
 }
+
+// grad_reduce_in_fp32 defaults to what Megatron-LM runs beside the main
+// gradients' dtype (arguments.py:1215-1216 at d98e8a6): fp32 reduction
+// with fp32 main gradients, bf16 with bf16 ones; a stated value stands.
+func TestGradReduceFollowsMainGrads(t *testing.T) {
+	for _, tc := range []struct {
+		block   string
+		inBF16  bool
+		stated  []string // Stated(): what a layout writer keeps
+		spelled []string // Spelled(): what a launch plan says
+	}{
+		{"  use_precision_aware_optimizer: true\n", false,
+			[]string{"use_precision_aware_optimizer"}, []string{"use_precision_aware_optimizer"}},
+		{"  main_grads_dtype: bf16\n", true,
+			[]string{"main_grads_dtype"}, []string{"grad_reduce_in_fp32", "main_grads_dtype"}},
+		{"  main_grads_dtype: bf16\n  grad_reduce_in_fp32: false\n", true,
+			[]string{"main_grads_dtype"}, []string{"grad_reduce_in_fp32", "main_grads_dtype"}},
+		{"  main_grads_dtype: bf16\n  grad_reduce_in_fp32: true\n", false,
+			[]string{"grad_reduce_in_fp32", "main_grads_dtype"}, []string{"main_grads_dtype"}},
+		{"  grad_reduce_in_fp32: false\n", true,
+			[]string{"grad_reduce_in_fp32"}, []string{"grad_reduce_in_fp32"}},
+	} {
+		l, d := parseTraining(t, tc.block)
+		require.Empty(t, d.Items, tc.block)
+		assert.Equal(t, tc.inBF16, l.Training.GradReduceInBF16, tc.block)
+		keys := func(kv [][2]string) []string {
+			var out []string
+			for _, x := range kv {
+				out = append(out, x[0])
+			}
+			return out
+		}
+		assert.Equal(t, tc.stated, keys(l.Training.Stated()), tc.block)
+		assert.Equal(t, tc.spelled, keys(l.Training.Spelled()), tc.block)
+	}
+}

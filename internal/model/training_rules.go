@@ -98,7 +98,7 @@ func CheckOptimizer(tr Training) []Violation {
 // Transformer Engine's FusedAdam with it (optimizer_config.py:441-467)
 // and fp32 for every dtype without it (:469-480), and a bf16 main_grads_dtype
 // is a bf16 gradient reduction in Megatron-LM (arguments.py:1209-1217),
-// which grad_reduce_in_fp32 must say.
+// which grad_reduce_in_fp32 (false by default then) must not contradict.
 func optimizerDtypes(tr Training, add func(rule, key string, hint any, format string, args ...any)) {
 	const pao = "training.use_precision_aware_optimizer"
 	if tr.UsePrecisionAwareOptimizer && !tr.UseDistributedOptimizer {
@@ -121,7 +121,7 @@ func optimizerDtypes(tr Training, add func(rule, key string, hint any, format st
 		}
 	}
 	if tr.MainGradsDtype == DtypeBF16 && !tr.GradReduceInBF16 {
-		add(RuleMainGradsNeedsBF16Reduce, "training.main_grads_dtype", "set grad_reduce_in_fp32: false as well",
+		add(RuleMainGradsNeedsBF16Reduce, "training.main_grads_dtype", "remove grad_reduce_in_fp32: true (with main_grads_dtype bf16 it defaults to false)",
 			"main_grads_dtype bf16 accumulates and reduces the gradients in bf16, but grad_reduce_in_fp32 is true")
 	}
 }
