@@ -302,6 +302,27 @@ func orList(values []string) string {
 	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
 }
 
+// Model is the training block as the model package reads it, the same
+// for every module (a nil block is Megatron's defaults): ModelTraining adds
+// what depends on the module and the batch.
+func (lt *Training) Model() model.Training {
+	if lt == nil {
+		return model.Training{}
+	}
+	return model.Training{
+		UseDistributedOptimizer: lt.UseDistributedOptimizer, SequenceParallel: lt.SequenceParallel,
+		RecomputeGranularity: lt.RecomputeGranularity, RecomputeMethod: lt.RecomputeMethod,
+		RecomputeNumLayers: lt.RecomputeNumLayers, OverlapGradReduce: lt.OverlapGradReduce,
+		OverlapParamGather: lt.OverlapParamGather, TPCommOverlap: lt.TPCommOverlap,
+		GradReduceInBF16: lt.GradReduceInBF16, MoETokenDispatcherType: lt.MoETokenDispatcherType,
+		OverlapMoEExpertParallelComm: lt.OverlapMoEExpertParallelComm, TransformerImpl: lt.TransformerImpl,
+		AttentionBackend: lt.AttentionBackend, FP8: lt.FP8, FP8ParamGather: lt.FP8ParamGather,
+		NoOverlapP2PComm: lt.NoOverlapP2PComm, UsePrecisionAwareOptimizer: lt.UsePrecisionAwareOptimizer,
+		MainGradsDtype: lt.MainGradsDtype, MainParamsDtype: lt.MainParamsDtype,
+		ExpAvgDtype: lt.ExpAvgDtype, ExpAvgSqDtype: lt.ExpAvgSqDtype,
+	}
+}
+
 // ModelTraining returns the model package's training options for module
 // m of the layout: the training block, the batch, and the module's dp.
 // Sequence parallelism is the language module's alone: Megatron-LM's MIMO
@@ -309,30 +330,9 @@ func orList(values []string) string {
 // (examples/mimo/model_providers/llava_vlm.py:71, radio_encoder.py:127),
 // and so is tp_comm_overlap, which needs it.
 func (l *Layout) ModelTraining(m *Module, dp int) model.Training {
-	var t model.Training
-	if l.Training != nil {
-		lt := l.Training
-		t.UseDistributedOptimizer = lt.UseDistributedOptimizer
-		t.SequenceParallel = lt.SequenceParallel && m.Name == grid.LanguageModule
-		t.RecomputeGranularity = lt.RecomputeGranularity
-		t.RecomputeMethod = lt.RecomputeMethod
-		t.RecomputeNumLayers = lt.RecomputeNumLayers
-		t.OverlapGradReduce = lt.OverlapGradReduce
-		t.OverlapParamGather = lt.OverlapParamGather
-		t.TPCommOverlap = lt.TPCommOverlap && m.Name == grid.LanguageModule
-		t.GradReduceInBF16 = lt.GradReduceInBF16
-		t.MoETokenDispatcherType = lt.MoETokenDispatcherType
-		t.OverlapMoEExpertParallelComm = lt.OverlapMoEExpertParallelComm
-		t.TransformerImpl = lt.TransformerImpl
-		t.AttentionBackend = lt.AttentionBackend
-		t.FP8 = lt.FP8
-		t.FP8ParamGather = lt.FP8ParamGather
-		t.NoOverlapP2PComm = lt.NoOverlapP2PComm
-		t.UsePrecisionAwareOptimizer = lt.UsePrecisionAwareOptimizer
-		t.MainGradsDtype = lt.MainGradsDtype
-		t.MainParamsDtype = lt.MainParamsDtype
-		t.ExpAvgDtype = lt.ExpAvgDtype
-		t.ExpAvgSqDtype = lt.ExpAvgSqDtype
+	t := l.Training.Model()
+	if m.Name != grid.LanguageModule {
+		t.SequenceParallel, t.TPCommOverlap = false, false
 	}
 	t.Frozen = m.Freeze
 	t.MicroBatchSize = 1

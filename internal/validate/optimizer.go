@@ -15,13 +15,7 @@ func (c *checker) optimizer() {
 	if lt == nil {
 		return
 	}
-	tr := model.Training{
-		UseDistributedOptimizer: lt.UseDistributedOptimizer, GradReduceInBF16: lt.GradReduceInBF16,
-		TransformerImpl: lt.TransformerImpl, UsePrecisionAwareOptimizer: lt.UsePrecisionAwareOptimizer,
-		MainGradsDtype: lt.MainGradsDtype, MainParamsDtype: lt.MainParamsDtype,
-		ExpAvgDtype: lt.ExpAvgDtype, ExpAvgSqDtype: lt.ExpAvgSqDtype,
-	}
-	for _, v := range model.CheckOptimizer(tr) {
+	for _, v := range model.CheckOptimizer(lt.Model()) {
 		c.d.Add(diag.RuleID(v.Rule), c.l.Pos(v.Key), "", v.Hint, "%s", v.Message)
 	}
 }
