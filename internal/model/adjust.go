@@ -185,7 +185,7 @@ func stackWeights(e *Estimate, p *Parallel, t *Training, w weights) {
 	if t.torchAdam() {
 		updated := held
 		if t.UseDistributedOptimizer {
-			updated = (w.tpSharded+w.replicated)/float64(max(p.DP*p.CP, 1)) + w.expertSharded/float64(max(w.expertDP, 1))
+			updated = w.optimizerShard(p)
 		}
 		// The step's peak is the copy and, where it is the peak, the
 		// allocator's reserve above it; the larger of that and the
@@ -220,5 +220,11 @@ func mainGradCopy(p *Parallel, t *Training, w weights) float64 {
 	if !t.UseDistributedOptimizer || !t.GradReduceInBF16 || t.Frozen || t.UsePrecisionAwareOptimizer {
 		return 0
 	}
-	return 4 * ((w.tpSharded+w.replicated)/float64(max(p.DP*p.CP, 1)) + w.expertSharded/float64(max(w.expertDP, 1)))
+	return 4 * w.optimizerShard(p)
+}
+
+// optimizerShard is the parameters of the distributed optimizer's shard on
+// a rank: dense ones over dp x cp, experts over expert dp.
+func (w weights) optimizerShard(p *Parallel) float64 {
+	return (w.tpSharded+w.replicated)/float64(max(p.DP*p.CP, 1)) + w.expertSharded/float64(max(w.expertDP, 1))
 }
