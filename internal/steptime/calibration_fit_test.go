@@ -56,6 +56,7 @@ func TestCalibrationFit(t *testing.T) {
 	fit, held := split(loadCalibration(t))
 	k := steptime.Fitted
 	best := loss(fit, k)
+	start, startHeld := best, loss(held, k)
 	for round := 0; round < 60; round++ {
 		improved := false
 		for _, p := range fitted {
@@ -79,7 +80,8 @@ func TestCalibrationFit(t *testing.T) {
 	for _, p := range fitted {
 		fmt.Fprintf(&b, "\t%s: %.4g,\n", p.name, *p.ptr(&k))
 	}
-	t.Logf("fit loss %.4f (rows %d), held-out loss %.4f (rows %d)\n%s", best, len(fit), loss(held, k), len(held), b.String())
+	t.Logf("fit loss %.4f (rows %d; %.4f at Fitted), held-out loss %.4f (rows %d; %.4f at Fitted)\n%s",
+		best, len(fit), start, loss(held, k), len(held), startHeld, b.String())
 	f, h := agree(fit, k), agree(held, k)
 	t.Logf("fit: median |p/m-1| %.3f, spearman %.3f; held-out: median %.3f, spearman %.3f", f.medianAbsErr, f.spearman, h.medianAbsErr, h.spearman)
 }

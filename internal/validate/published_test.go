@@ -28,9 +28,6 @@ var gpuMiB = map[string]int{"H100": 81559, "A100": 81920, "B200": 183359}
 // them fits, so the list only shrinks.
 var refusedRecipes = map[string]string{
 	"mixtral-8x22b-64k-nemo.yaml": "no recompute at 64k tokens: each MoE layer's experts keep, on a rank, 65,536 routed copies (16,384 tokens, top 2, gathered over expert tp 2) of a 8,192-wide SwiGLU half, 6 bytes a value: 3 GiB a layer, and the first stage holds 59 layers' worth (pp 4, vpp 14); the recipe has no published run",
-	// This one ran (NeMo 24.07's performance summary) and is refused:
-	// docs/estimate.md, "Published runs", says by how much and why.
-	"nemo-24.07-h100-gpt3-20b-fp8": "80.51 GiB of 79.65: fp32 gradients (the launcher's 20b.yaml states no grad_sync_dtype; NVIDIA's DGX Cloud recipes reduce in bf16, which fits) and 6.05 GiB of overheads measured on today's stack; no tensor term is above Megatron's own",
 }
 
 // publishedRun is a published run as a layout.
