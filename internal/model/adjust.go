@@ -224,7 +224,12 @@ func mainGradCopy(p *Parallel, t *Training, w weights) float64 {
 }
 
 // optimizerShard is the parameters of the distributed optimizer's shard on
-// a rank: dense ones over dp x cp, experts over expert dp.
+// a rank: of what the rank holds after gtp_remat's shards, dense ones over
+// dp x cp, experts over expert dp. gtp_remat's peers are outside the
+// group the buffers shard over (the per-bucket collective runs over the
+// GTP-excluded replicate group: megatron/core/distributed/
+// distributed_data_parallel.py:234-240 at d98e8a6).
 func (w weights) optimizerShard(p *Parallel) float64 {
-	return (w.tpSharded+w.replicated)/float64(max(p.DP*p.CP, 1)) + w.expertSharded/float64(max(w.expertDP, 1))
+	return (w.tpSharded/float64(max(p.GTPRemat, 1))+w.replicated)/float64(max(p.DP*p.CP, 1)) +
+		w.expertSharded/float64(max(p.ExptGTPRemat, 1))/float64(max(w.expertDP, 1))
 }

@@ -57,9 +57,7 @@ func optimizerStateDtype(e *Estimate, p *Parallel, t *Training, w weights) {
 		return
 	}
 	s := optimizerStateBytes(t)
-	shard := (w.tpSharded/float64(max(p.GTPRemat, 1))+w.replicated)/float64(max(p.DP*p.CP, 1)) +
-		w.expertSharded/float64(max(p.ExptGTPRemat, 1))/float64(max(w.expertDP, 1))
-	e.Add(Term{Name: TermOptimizerStateDtype, Part: PartWeights, Bytes: (s - 12) * shard,
+	e.Add(Term{Name: TermOptimizerStateDtype, Part: PartWeights, Bytes: (s - 12) * w.optimizerShard(p),
 		Why: fmt.Sprintf("the precision-aware optimizer keeps %g bytes a parameter over dp (main parameter 2, exp_avg %g, exp_avg_sq %g), the formula 12 in fp32",
 			s, dtypeBytes(t.ExpAvgDtype), dtypeBytes(t.ExpAvgSqDtype))})
 }

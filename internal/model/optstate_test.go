@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestOptimizerStateDtype: the precision-aware optimizer's state bytes a
@@ -105,5 +106,34 @@ func TestCheckOptimizer(t *testing.T) {
 			assert.Empty(t, Check(Config{NumLayers: 8, HiddenSize: 1024, NumAttentionHeads: 8, SeqLength: 4096}, Parallel{NumRanks: 8, TP: 2, DP: 4}, c.tr),
 				"not a module rule")
 		})
+	}
+}
+
+// TestOptimizerShardAfterGTPRemat: gtp_remat's peers sit outside the
+// group the distributed optimizer shards over, so every term sized by the
+// rank's shard (the precision-aware state, the step's fp32 copy of bf16
+// gradients) counts the 1/gtp_remat of each tensor-parallel weight the
+// rank holds, over dp x cp.
+func TestOptimizerShardAfterGTPRemat(t *testing.T) {
+	for _, g := range []int{1, 2, 4} {
+		_, tr := gpt()
+		tr.UseDistributedOptimizer, tr.GradReduceInBF16 = true, true
+		par := Parallel{NumRanks: 8 * g * 2, TP: 8, GTPRemat: g, CP: 2}
+		c, p, rt := llama().Resolve(), par.Resolve(), tr.Resolve()
+		w := weightMemory(&c, &p, &rt, PaddedVocabSize(c.VocabSize, c.MakeVocabSizeDivisibleBy, p.TP))
+		require.Equal(t, 1, p.DP, "gtp %d", g)
+		want := (w.tpSharded/float64(g) + w.replicated) / float64(p.DP*p.CP)
+		assert.InDelta(t, want, w.optimizerShard(&p), 1, "gtp %d: shard", g)
+		assert.InDelta(t, 4*want, mainGradCopy(&p, &rt, w), 4, "gtp %d: the step's fp32 copy", g)
+
+		tr.UsePrecisionAwareOptimizer, tr.MainGradsDtype, tr.ExpAvgDtype, tr.ExpAvgSqDtype = true, DtypeBF16, DtypeBF16, DtypeBF16
+		e := Compute(llama(), par, tr)
+		var state float64
+		for _, term := range e.Terms {
+			if term.Name == TermOptimizerStateDtype {
+				state = term.Bytes
+			}
+		}
+		assert.InDelta(t, (optimizerStateBytes(&tr)-12)*want, state, 1, "gtp %d: precision-aware state", g)
 	}
 }
