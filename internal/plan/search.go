@@ -43,7 +43,8 @@ type Request struct {
 	Time steptime.Model
 	// GPUMemory is the bytes of one GPU (0: unknown, memory is not
 	// checked); Margin the bytes of it a candidate must leave free
-	// (--headroom): one whose estimate leaves less is a miss.
+	// (--headroom, DefaultHeadroom of GPUMemory unless told): one whose
+	// estimate leaves less is a miss.
 	GPUMemory, Margin float64
 	// Top is how many candidates to keep; 0 keeps every valid one (--all).
 	Top int
@@ -64,6 +65,12 @@ type Request struct {
 	// tests compare the two results.
 	exhaustive bool
 }
+
+// DefaultHeadroom is the share of a GPU's memory suggest keeps free unless
+// told (--headroom): 5% (4 GiB of an 80 GiB GPU) for what the estimate
+// leaves out (allocator fragmentation, NCCL's buffers, a longer sequence
+// than planned).
+const DefaultHeadroom = 0.05
 
 // DefaultMaxNodes is the search nodes (a module's sizes tried, a candidate
 // judged, a placement walked) a search visits at most unless told: about

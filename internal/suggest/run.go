@@ -46,10 +46,8 @@ type Request struct {
 	Width int
 }
 
-// DefaultHeadroom is --headroom's default: 5% of a GPU's memory (4 GiB of
-// an 80 GiB GPU) left free for what the estimate leaves out (allocator
-// fragmentation, NCCL's buffers, a longer sequence than planned).
-const DefaultHeadroom = 0.05
+// DefaultHeadroom is --headroom's default (plan.DefaultHeadroom).
+const DefaultHeadroom = plan.DefaultHeadroom
 
 // margin is the bytes a candidate must leave free of gpu GPU bytes.
 func (r *Request) margin(gpu float64) float64 {
