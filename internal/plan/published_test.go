@@ -86,10 +86,9 @@ func searchPublished(t *testing.T, f *testutil.Calibration, r testutil.CalRow) p
 // spec (same cluster, batch, training and model, and suggest's default
 // headroom, as a user runs it) against the published layout: accepted (as
 // validate judges it, without headroom), and within 5% of suggest's best
-// or in its top 5 (the
-// issue's target: 80% of the runs). A size the source does not give is
-// left open in the published layout and not compared. The figures are
-// reported and held.
+// or in its top 5 (the target: 80% of the runs). A size the
+// source does not give is left open in the published layout and not
+// compared. The figures are reported and held.
 func TestPublishedLayoutsRanked(t *testing.T) {
 	if testing.Short() {
 		t.Skip("46 searches up to 6,144 GPUs")
