@@ -144,6 +144,8 @@ training:
   main_params_dtype: fp16
   exp_avg_dtype: bf16
   exp_avg_sq_dtype: fp8
+  defer_embedding_wgrad_compute: true
+  wgrad_deferral_limit: 22
 modules:
   - {name: vision, num_ranks: 2}
   - name: language
@@ -170,6 +172,7 @@ training:
   transformer_impl: local
   attention_backend: local
   fp8: e4m3
+  gradient_accumulation_fusion: false
 modules:
   - {name: language, num_ranks: 8, tp: 1, pp: 1, ep: 4, num_experts: 8}
 """
@@ -429,7 +432,8 @@ TRAINING_DESTS = [
     "grad_reduce_in_bf16", "accumulate_allreduce_grads_in_fp32", "moe_token_dispatcher_type",
     "overlap_moe_expert_parallel_comm", "transformer_impl", "attention_backend", "fp8",
     "fp8_param_gather", "overlap_p2p_comm", "use_precision_aware_optimizer", "main_grads_dtype",
-    "main_params_dtype", "exp_avg_dtype", "exp_avg_sq_dtype",
+    "main_params_dtype", "exp_avg_dtype", "exp_avg_sq_dtype", "gradient_accumulation_fusion",
+    "defer_embedding_wgrad_compute", "wgrad_deferral_limit",
 ]
 
 # The destinations of the model arguments launch-plan writes

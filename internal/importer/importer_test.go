@@ -56,6 +56,7 @@ func same(t *testing.T, want, got *validate.Result) {
 	}
 	assert.Equal(t, one(wt.Cluster, wt.WorldSize), one(gt.Cluster, gt.WorldSize))
 	assert.Equal(t, wt.Batch, gt.Batch)
+	assert.Equal(t, want.Layout.Training, got.Layout.Training, "training")
 	require.Len(t, gt.Modules, len(wt.Modules))
 	for i, m := range wt.Modules {
 		g := gt.Module(m.Name)
@@ -147,6 +148,10 @@ func TestMegatronLMRoundTrip(t *testing.T) {
 		"llm-only": readLayout(t, "layouts/llm-only-moe-16gpu.yaml"),
 		"gtp":      gtp,
 		"pipeline": "version: 1\ntarget: megatron-lm\nworld_size: 10\nbatch: {micro_batch_size: 1}\nmodules:\n- {name: vision, num_ranks: 2}\n- {name: language, num_ranks: 8, tp: 2, pp: 2, ep: 2, expt_tp: 2, num_experts: 8}\ntraining: {use_distributed_optimizer: true}\n",
+		// The output layer's deferred weight gradient, and a negative limit
+		// Megatron takes without deferral.
+		"defer":     "version: 1\ntarget: megatron-lm\nworld_size: 10\nbatch: {micro_batch_size: 1}\nmodules:\n- {name: vision, num_ranks: 2}\n- {name: language, num_ranks: 8, tp: 2, pp: 2}\ntraining: {use_distributed_optimizer: true, defer_embedding_wgrad_compute: true, wgrad_deferral_limit: 22}\n",
+		"no fusion": "version: 1\ntarget: megatron-lm\nworld_size: 10\nbatch: {micro_batch_size: 1}\nmodules:\n- {name: vision, num_ranks: 2}\n- {name: language, num_ranks: 8, tp: 2, pp: 2}\ntraining: {use_distributed_optimizer: true, gradient_accumulation_fusion: false, wgrad_deferral_limit: -1}\n",
 	}
 	for name, src := range layouts {
 		for _, v := range []string{"", "6570", "2026-08-22"} {

@@ -17,8 +17,11 @@ import (
 // Megatron-Bridge's configs (megatron.BridgeConfigs): every key, defaults
 // included, since Bridge's own defaults are not always Megatron-LM's
 // (DistributedDataParallelConfig.grad_reduce_in_fp32 is False there, while
-// Megatron-LM reduces in fp32 under bf16). Sequence parallelism goes to
-// the language model alone, as layout.ModelTraining gives it, and
+// Megatron-LM reduces in fp32 under bf16; so is TransformerConfig's
+// gradient_accumulation_fusion, which Megatron-LM turns on). Sequence
+// parallelism and defer_embedding_wgrad_compute (the output layer's, which
+// only the language model has) go to the language model alone, as
+// layout.ModelTraining gives them, and
 // overlap_p2p_comm is each module's as Megatron-LM settles it
 // (layout.OverlapP2PComm: off without a virtual pipeline), since Megatron-core's
 // non-interleaved schedule raises on it (schedules.py:2181 at d98e8a6) and
@@ -62,7 +65,7 @@ from megatron.core.transformer.enums import AttnBackend
 			}
 			v := values[c.Key]
 			switch {
-			case c.Key == "sequence_parallel" && m.Name != grid.LanguageModule:
+			case (c.Key == "sequence_parallel" || c.Key == "defer_embedding_wgrad_compute") && m.Name != grid.LanguageModule:
 				v = "false"
 			case c.Key == "overlap_p2p_comm":
 				v = strconv.FormatBool(t.Layout.OverlapP2PComm(&t.Layout.Modules[i], m.PP))

@@ -100,7 +100,38 @@ func TestBridgeOverlapP2PComm(t *testing.T) {
 			require.NotNil(t, p, "%v", d)
 			var b strings.Builder
 			require.NoError(t, WriteBridge(&b, p))
-			assert.Equal(t, 2, strings.Count(b.String(), "        \"fp8\": None,\n        \"overlap_p2p_comm\": False,\n    },\n"), b.String())
+			assert.Equal(t, 2, strings.Count(b.String(), "        \"fp8\": None,\n        \"overlap_p2p_comm\": False,\n"), b.String())
 		})
+	}
+}
+
+// TestBridgeDeferEmbeddingWgrad: the output layer's deferral goes to the
+// language model's TransformerConfig alone (an encoder has no output
+// layer), gradient_accumulation_fusion and wgrad_deferral_limit to every
+// module, Megatron-LM's fusion (true) where the layout is silent, since
+// TransformerConfig's own default is False.
+func TestBridgeDeferEmbeddingWgrad(t *testing.T) {
+	for _, tc := range []struct{ training, language, vision string }{
+		{"{use_distributed_optimizer: true}",
+			"        \"gradient_accumulation_fusion\": True,\n        \"defer_embedding_wgrad_compute\": False,\n        \"wgrad_deferral_limit\": 0,\n",
+			"        \"gradient_accumulation_fusion\": True,\n        \"defer_embedding_wgrad_compute\": False,\n        \"wgrad_deferral_limit\": 0,\n"},
+		{"{defer_embedding_wgrad_compute: true, wgrad_deferral_limit: 22}",
+			"        \"gradient_accumulation_fusion\": True,\n        \"defer_embedding_wgrad_compute\": True,\n        \"wgrad_deferral_limit\": 22,\n",
+			"        \"gradient_accumulation_fusion\": True,\n        \"defer_embedding_wgrad_compute\": False,\n        \"wgrad_deferral_limit\": 22,\n"},
+		{"{gradient_accumulation_fusion: false}",
+			"        \"gradient_accumulation_fusion\": False,\n        \"defer_embedding_wgrad_compute\": False,\n",
+			"        \"gradient_accumulation_fusion\": False,\n        \"defer_embedding_wgrad_compute\": False,\n"},
+	} {
+		src := "version: 1\ntarget: megatron-bridge\nworld_size: 8\ntraining: " + tc.training + "\nmodules:\n- {name: language, num_ranks: 4, pp: 2}\n- {name: vision, num_ranks: 4, rank_offset: 4}\n"
+		p, d, err := Build(check(t, src), Options{Program: []string{"llava.py"}, MasterPort: DefaultMasterPort})
+		require.NoError(t, err)
+		require.NotNil(t, p, "%v", d)
+		var b strings.Builder
+		require.NoError(t, WriteBridge(&b, p))
+		out := b.String()
+		lang, vis := strings.Index(out, "    \"language\": {\n"), strings.Index(out, "    \"vision\": {\n")
+		require.True(t, lang > 0 && vis > lang, out)
+		assert.Contains(t, out[lang:vis], tc.language, tc.training)
+		assert.Contains(t, out[vis:], tc.vision, tc.training)
 	}
 }

@@ -59,6 +59,18 @@ type Training struct {
 	MainParamsDtype            string // "", "fp16"
 	ExpAvgDtype                string // "", "fp16", "bf16", "fp8"
 	ExpAvgSqDtype              string // "", "fp16", "bf16", "fp8"
+	// NoGradientAccumulationFusion is gradient_accumulation_fusion: false.
+	// Megatron-LM fuses the weight-gradient accumulation into the GEMMs
+	// unless --no-gradient-accumulation-fusion (store_false, arguments.py:2944-2948
+	// at d98e8a6), although ModelParallelConfig's own default is False
+	// (model_parallel_config.py:250): core_transformer_config_from_args
+	// passes the argument's True.
+	NoGradientAccumulationFusion bool
+	// DeferEmbeddingWgradCompute runs the output layer's weight-gradient
+	// GEMMs of the first WgradDeferralLimit micro-batches (0: all of them)
+	// in the pipeline flush (model_parallel_config.py:410-421 at d98e8a6).
+	DeferEmbeddingWgradCompute bool
+	WgradDeferralLimit         int
 }
 
 // TrainingKey describes one key of the training block.
@@ -68,6 +80,9 @@ type TrainingKey struct {
 	Values  []string // an enum's values, Megatron's default first
 	Default string   // Megatron's default, as written in a layout
 	Doc     string   // what it is, for docs and hints
+	// An int key's least value and what the error says it is.
+	min     int
+	minText string
 	get     func(*Training) string
 	set     func(*Training, string)
 	// derived, when set, is the default as the other keys leave it
@@ -111,6 +126,7 @@ var trainingKeys = []TrainingKey{
 	trainingEnum("recompute_method", "with full recompute: uniform (checkpoint every recompute_num_layers) or block (the first recompute_num_layers of each stage)",
 		[]string{"none", "uniform", "block"}, func(t *Training) *string { return &t.RecomputeMethod }),
 	{Name: "recompute_num_layers", Kind: "int", Default: "none", Doc: "layers per recompute unit (uniform) or recomputed layers per stage (block)",
+		min: 1, minText: "a number of layers, at least 1",
 		get: func(t *Training) string {
 			if t.RecomputeNumLayers == 0 {
 				return "none"
@@ -156,6 +172,17 @@ var trainingKeys = []TrainingKey{
 		[]string{"fp32", "fp16", "bf16", "fp8"}, func(t *Training) *string { return &t.ExpAvgDtype }),
 	trainingEnum("exp_avg_sq_dtype", "dtype of Adam's second moment; needs use_precision_aware_optimizer",
 		[]string{"fp32", "fp16", "bf16", "fp8"}, func(t *Training) *string { return &t.ExpAvgSqDtype }),
+	{Name: "gradient_accumulation_fusion", Kind: "bool", Default: "true", Doc: "fuses the weight-gradient accumulation into the GEMMs (Transformer Engine's, or Apex's fused_weight_gradient_mlp_cuda for Megatron's local linear layers and the output layer)",
+		get: func(t *Training) string { return strconv.FormatBool(!t.NoGradientAccumulationFusion) },
+		set: func(t *Training, v string) { t.NoGradientAccumulationFusion = v == "false" },
+	},
+	trainingBool("defer_embedding_wgrad_compute", "runs the output layer's weight-gradient GEMMs in the pipeline flush; needs pp > 1 and gradient_accumulation_fusion",
+		func(t *Training) *bool { return &t.DeferEmbeddingWgradCompute }),
+	{Name: "wgrad_deferral_limit", Kind: "int", Default: "0", Doc: "micro-batches whose output-layer weight gradient is deferred (0: all); at least 0 when deferring",
+		min: -maxTrainingInt, minText: "a number of micro-batches (0: all)",
+		get: func(t *Training) string { return strconv.Itoa(t.WgradDeferralLimit) },
+		set: func(t *Training, v string) { t.WgradDeferralLimit, _ = strconv.Atoi(v) },
+	},
 }
 
 // TrainingKeys returns the training block's keys in the order layouts
@@ -188,7 +215,7 @@ func (k TrainingKey) Set(t *Training, v string) bool {
 		}
 	case "int":
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxTrainingInt || strconv.Itoa(n) != v {
+		if err != nil || n < k.min || n > maxTrainingInt || strconv.Itoa(n) != v {
 			return false
 		}
 	}
@@ -196,7 +223,7 @@ func (k TrainingKey) Set(t *Training, v string) bool {
 	return true
 }
 
-// maxTrainingInt bounds recompute_num_layers as num_layers is bounded.
+// maxTrainingInt bounds the int keys as num_layers is bounded.
 const maxTrainingInt = 1 << 24
 
 // Stated returns the keys of t that differ from Megatron's defaults, with
@@ -272,7 +299,7 @@ func (p *parser) trainingValue(t *Training, k TrainingKey, v field, n *yaml.Node
 		b, ok := p.boolean(v, name, "")
 		return ok && k.Set(t, strconv.FormatBool(b))
 	case "int":
-		x, ok := p.integer(v, name, "", 1, maxTrainingInt, "a number of layers, at least 1")
+		x, ok := p.integer(v, name, "", k.min, maxTrainingInt, k.minText)
 		return ok && k.Set(t, strconv.Itoa(x))
 	}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && k.Set(t, n.Value) {
@@ -320,6 +347,8 @@ func (lt *Training) Model() model.Training {
 		NoOverlapP2PComm: lt.NoOverlapP2PComm, UsePrecisionAwareOptimizer: lt.UsePrecisionAwareOptimizer,
 		MainGradsDtype: lt.MainGradsDtype, MainParamsDtype: lt.MainParamsDtype,
 		ExpAvgDtype: lt.ExpAvgDtype, ExpAvgSqDtype: lt.ExpAvgSqDtype,
+		NoGradientAccumulationFusion: lt.NoGradientAccumulationFusion,
+		DeferEmbeddingWgradCompute:   lt.DeferEmbeddingWgradCompute, WgradDeferralLimit: lt.WgradDeferralLimit,
 	}
 }
 
@@ -328,11 +357,15 @@ func (lt *Training) Model() model.Training {
 // Sequence parallelism is the language module's alone: Megatron-LM's MIMO
 // providers give it to the language model, and encoders run without it
 // (examples/mimo/model_providers/llava_vlm.py:71, radio_encoder.py:127),
-// and so is tp_comm_overlap, which needs it.
+// and so is tp_comm_overlap, which needs it. So is
+// defer_embedding_wgrad_compute: it defers the output layer's weight
+// gradient, and only the language model has one (gpt_model.py:255-293 at
+// d98e8a6).
 func (l *Layout) ModelTraining(m *Module, dp int) model.Training {
 	t := l.Training.Model()
 	if m.Name != grid.LanguageModule {
 		t.SequenceParallel, t.TPCommOverlap = false, false
+		t.DeferEmbeddingWgradCompute = false
 	}
 	t.Frozen = m.Freeze
 	t.MicroBatchSize = 1

@@ -28,6 +28,9 @@ func TestTrainingKeysReadBack(t *testing.T) {
 			values = []string{"false", "true"}
 		case "int":
 			values = []string{"1", "7"}
+			if k.Default == "0" { // wgrad_deferral_limit: 0 is every micro-batch
+				values = []string{"0", "22", "-1"}
+			}
 		}
 		for _, v := range values {
 			l, d := parseTraining(t, "  "+k.Name+": "+v+"\n")
@@ -65,6 +68,9 @@ func TestTrainingKeyErrors(t *testing.T) {
 		{"  exp_avg_dtype: fp4\n", "must be fp32, fp16, bf16 or fp8"},
 		{"  exp_avg_sq_dtype: bf1\n", "fp32 (the default), fp16, bf16, fp8"},
 		{"  use_precision_aware_optimizer: yes please\n", "must be true or false"},
+		{"  gradient_accumulation_fusion: 0\n", "must be true or false"},
+		{"  wgrad_deferral_limit: all\n", "a number of micro-batches (0: all)"},
+		{"  wgrad_deferral_limit: 2.5\n", "a number of micro-batches (0: all)"},
 	} {
 		_, d := parseTraining(t, c.block)
 		require.Len(t, d.Items, 1, c.block)
@@ -121,21 +127,31 @@ func TestTrainingStatedRoundTrip(t *testing.T) {
 		assert.Equal(t, want.TPCommOverlap, mt.TPCommOverlap)
 		assert.Equal(t, want.OverlapMoEExpertParallelComm, mt.OverlapMoEExpertParallelComm)
 		assert.Equal(t, want.RecomputeNumLayers, mt.RecomputeNumLayers)
+		assert.Equal(t, want.NoGradientAccumulationFusion, mt.NoGradientAccumulationFusion)
+		assert.Equal(t, want.DeferEmbeddingWgradCompute, mt.DeferEmbeddingWgradCompute)
+		assert.Equal(t, want.WgradDeferralLimit, mt.WgradDeferralLimit)
 	}
 }
 
 func TestTrainingKeySetRefuses(t *testing.T) {
 	for _, k := range layout.TrainingKeys() {
 		var tr layout.Training
-		for _, bad := range []string{"", "yes", "-1", "0", "01", "Selective"} {
-			if k.Set(&tr, bad) {
-				t.Errorf("%s accepted %q", k.Name, bad)
+		bad := []string{"", "yes", "-1", "0", "01", "Selective"}
+		if k.Default == "0" {
+			// wgrad_deferral_limit takes 0, and a negative limit, which
+			// Megatron refuses only while deferring.
+			bad = []string{"", "yes", "01", "-01", "+1", "1.0"}
+		}
+		for _, b := range bad {
+			if k.Set(&tr, b) {
+				t.Errorf("%s accepted %q", k.Name, b)
 			}
 		}
 		assert.Equal(t, layout.Training{}, tr, k.Name)
 	}
-	// Encoders run without sequence parallelism or tp_comm_overlap.
-	l, d := layout.Parse("t.yaml", []byte("version: 1\nworld_size: 8\ntraining: {sequence_parallel: true, tp_comm_overlap: true}\nmodules:\n  - {name: vision, num_ranks: 4}\n  - {name: language, num_ranks: 4}\n"))
+	// Encoders run without sequence parallelism, tp_comm_overlap or an
+	// output layer whose weight gradient they could defer.
+	l, d := layout.Parse("t.yaml", []byte("version: 1\nworld_size: 8\ntraining: {sequence_parallel: true, tp_comm_overlap: true, defer_embedding_wgrad_compute: true}\nmodules:\n  - {name: vision, num_ranks: 4}\n  - {name: language, num_ranks: 4}\n"))
 	require.Empty(t, d.Items)
 	assert.Equal(t, model.Training{MicroBatchSize: 1}, l.ModelTraining(&l.Modules[0], 4))
 }

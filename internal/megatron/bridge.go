@@ -81,6 +81,9 @@ var BridgeConfigs = []BridgeConfig{
 	{"main_params_dtype", []string{"optimizer"}},
 	{"exp_avg_dtype", []string{"optimizer"}},
 	{"exp_avg_sq_dtype", []string{"optimizer"}},
+	{"gradient_accumulation_fusion", []string{"transformer"}},
+	{"defer_embedding_wgrad_compute", []string{"transformer"}},
+	{"wgrad_deferral_limit", []string{"transformer"}},
 }
 
 // ConfigFields returns the field names of a config ("ddp", "optimizer",

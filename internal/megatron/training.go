@@ -54,6 +54,12 @@ var TrainingFlags = []TrainingFlag{
 	{Key: "main_params_dtype", Flag: "--main-params-dtype"},
 	{Key: "exp_avg_dtype", Flag: "--exp-avg-dtype"},
 	{Key: "exp_avg_sq_dtype", Flag: "--exp-avg-sq-dtype"},
+	// store_false, dest gradient_accumulation_fusion (arguments.py:2944-2948).
+	{Key: "gradient_accumulation_fusion", Flag: "--no-gradient-accumulation-fusion", On: "false"},
+	// ModelParallelConfig's fields, as ArgumentGroupFactory spells them
+	// (model_parallel_config.py:410-421).
+	{Key: "defer_embedding_wgrad_compute", Flag: "--defer-embedding-wgrad-compute", On: "true"},
+	{Key: "wgrad_deferral_limit", Flag: "--wgrad-deferral-limit"},
 }
 
 // TrainingFlagOf returns the flag of a training key.

@@ -104,6 +104,12 @@ type Training struct {
 	MainParamsDtype string `json:"main_params_dtype,omitempty"`
 	ExpAvgDtype     string `json:"exp_avg_dtype,omitempty"`
 	ExpAvgSqDtype   string `json:"exp_avg_sq_dtype,omitempty"`
+	// gradient_accumulation_fusion: false (Megatron-LM's default is true).
+	NoGradientAccumulationFusion bool `json:"no_gradient_accumulation_fusion,omitempty"`
+	// defer_embedding_wgrad_compute and wgrad_deferral_limit (0: every
+	// micro-batch deferred).
+	DeferEmbeddingWgradCompute bool `json:"defer_embedding_wgrad_compute,omitempty"`
+	WgradDeferralLimit         int  `json:"wgrad_deferral_limit,omitempty"`
 
 	// Frozen is the module's freeze key: its parameters do not train (no
 	// gradients, no optimizer state).
