@@ -123,6 +123,8 @@ var reads = map[RuleID]string{
 	RulePrecisionAwareNeeds:         "training",
 	RuleOptimizerDtypeNeedsPA:       "training",
 	RuleMainGradsNeedsBF16Reduce:    "training",
+	RuleDeferWgradNeeds:             "training language.pp",
+	RuleWgradDeferralNegative:       "training",
 	RuleTPCommOverlapNeedsSP:        modelInputs + "tp",
 	RuleLocalAttentionNeedsLocal:    modelInputs,
 	RuleFP8NeedsTE:                  modelInputs,

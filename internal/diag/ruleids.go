@@ -60,6 +60,8 @@ const (
 	RulePrecisionAwareNeeds            RuleID = "precision-aware-optimizer-needs"
 	RuleOptimizerDtypeNeedsPA          RuleID = "optimizer-dtype-needs-precision-aware"
 	RuleMainGradsNeedsBF16Reduce       RuleID = "main-grads-dtype-needs-bf16-reduce"
+	RuleDeferWgradNeeds                RuleID = "defer-embedding-wgrad-needs"
+	RuleWgradDeferralNegative          RuleID = "wgrad-deferral-limit-negative"
 	RuleTPCommOverlapNeedsSP           RuleID = "tp-comm-overlap-needs-sp"
 	RuleLocalAttentionNeedsLocal       RuleID = "local-attention-needs-local-impl"
 	RuleFP8NeedsTE                     RuleID = "fp8-needs-transformer-engine"

@@ -76,6 +76,8 @@ var catalogue = []Rule{
 	{RulePrecisionAwareNeeds, Error, "use_precision_aware_optimizer without the distributed optimizer, or on the local layers (no Transformer Engine FusedAdam).", "Megatron-LM@d98e8a64ddf3 megatron/core/optimizer/__init__.py:1057-1060, megatron/core/optimizer/optimizer_config.py:441-467"},
 	{RuleOptimizerDtypeNeedsPA, Error, "An optimizer dtype (main_grads_dtype, main_params_dtype, exp_avg_dtype, exp_avg_sq_dtype) other than fp32 without use_precision_aware_optimizer.", "Megatron-LM@d98e8a64ddf3 megatron/core/optimizer/optimizer_config.py:469-480"},
 	{RuleMainGradsNeedsBF16Reduce, Error, "main_grads_dtype bf16 with grad_reduce_in_fp32 stated true: Megatron-LM asserts (--accumulate-allreduce-grads-in-fp32) or reduces in bf16.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1209-1217"},
+	{RuleDeferWgradNeeds, Error, "defer_embedding_wgrad_compute with the language module at pp 1, or with gradient_accumulation_fusion false.", "Megatron-LM@d98e8a64ddf3 megatron/core/model_parallel_config.py:545-553"},
+	{RuleWgradDeferralNegative, Error, "defer_embedding_wgrad_compute with a negative wgrad_deferral_limit.", "Megatron-LM@d98e8a64ddf3 megatron/core/model_parallel_config.py:555-558"},
 	{RuleTPCommOverlapNeedsSP, Error, "tp_comm_overlap on a module without sequence parallelism.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:1441"},
 	{RuleLocalAttentionNeedsLocal, Error, "attention_backend local with Transformer Engine layers.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:436"},
 	{RuleFP8NeedsTE, Warning, "fp8 with transformer_impl local, whose layers have no fp8 path.", "Megatron-LM@d98e8a64ddf3 megatron/core/models/gpt/gpt_layer_specs.py:194"},

@@ -29,6 +29,7 @@ type ModuleEstimate struct {
 // model are sound and checks it against cluster.gpu_memory.
 func (c *checker) models() {
 	c.optimizer()
+	c.deferral()
 	for i := range c.l.Modules {
 		lm := &c.l.Modules[i]
 		if lm.Model == nil && !lm.SizesUnread && lm.PP == 1 && lm.VPP > 1 {
