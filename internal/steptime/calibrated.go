@@ -101,6 +101,7 @@ func (c *Calibrated) time(s *Shape, m *Module, bound bool) Parts {
 		return t
 	}
 	w := c.work(s, m)
+	w.bound = bound
 	t.Compute = c.compute(s, m, &w)
 	t.TP = c.tpComm(s, m, &w)
 	t.CP = c.cpComm(s, m, &w)
@@ -115,6 +116,9 @@ func (c *Calibrated) time(s *Shape, m *Module, bound bool) Parts {
 		// layers included.
 		v := max(1, m.VPP)
 		t.Bubble = (t.Compute + t.TP + t.CP + t.EP) * float64(m.PP-1) / float64(max(1, m.Microbatches)*v)
+		// The deferred output-layer GEMMs the flush does not hide
+		// (deferral) lengthen the pipeline's idle end.
+		t.Bubble += w.flush
 		t.DP = c.dpComm(s, m, &w, t.Compute)
 		if c.local() {
 			// The optimizer step reads the parameters, which the lower
@@ -133,6 +137,10 @@ type work struct {
 	tokens  float64 // tokens of a sample on one GPU (seq / cp)
 	mbTok   float64 // tokens of a micro-batch on one GPU
 	fwd     float64 // forward passes per layer and micro-batch: 1, more with recompute
+	bound   bool    // for the lower bound (deferral)
+	// flush: the deferred output-layer GEMMs' time the pipeline flush
+	// exposes (compute sets it).
+	flush float64
 }
 
 func (c *Calibrated) work(s *Shape, m *Module) work {

@@ -73,27 +73,10 @@ func (c *Calibrated) compute(s *Shape, m *Module, w *work) float64 {
 		eb = c.L.ElementwiseBytes
 	}
 	bytes := eb * w.samples * w.tokens * even * h / sp * again
-	return (t + bytes/c.Dev.HBM) * c.pace(s, m)
-}
-
-// pace is the busiest pipeline stage's work over an even stage's: the
-// pipeline goes at that stage's pace. Megatron's default split puts the
-// layers evenly on the stages and the output layer on the last, beside its
-// share; an uneven split (Module.Imbalance) puts more layers on its
-// busiest stage, and may take some off the last (Module.LastShort:
-// account_for_loss_in_pipeline_split counts the loss as a layer,
-// Megatron-LM transformer_config.py, and a pipeline layout's L stage holds
-// what it states), which the output layer's work then fills.
-func (c *Calibrated) pace(s *Shape, m *Module) float64 {
-	pp := float64(max(1, m.PP))
-	if pp == 1 {
-		return 1
-	}
-	lg := min(s.Dims.LogitsFLOPsPerSample, s.FLOPsPerSample)
-	layers := s.FLOPsPerSample - lg
-	last := max(0, 1-m.LastShort) * layers / pp
-	busiest := max(max(1, m.Imbalance)*layers/pp, last+lg)
-	return busiest / (s.FLOPsPerSample / pp)
+	base := t + bytes/c.Dev.HBM
+	steady, flush := c.pace(s, m, w.bound)
+	w.flush = base * flush
+	return base * steady
 }
 
 // attnTime is the part of compute core attention takes (what ring

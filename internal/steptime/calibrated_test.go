@@ -20,6 +20,8 @@ func TestCalibratedConforms(t *testing.T) {
 		{RecomputeGranularity: model.RecomputeSelective, TransformerImpl: "local", UseDistributedOptimizer: true},
 		{RecomputeGranularity: model.RecomputeFull, TransformerImpl: "local", AttentionBackend: "local"},
 		{TransformerImpl: "local", AttentionBackend: "flash", SequenceParallel: true, MoETokenDispatcherType: "alltoall"},
+		{DeferEmbeddingWgradCompute: true, SequenceParallel: true, TPCommOverlap: true},
+		{DeferEmbeddingWgradCompute: true, WgradDeferralLimit: 3, RecomputeGranularity: model.RecomputeFull},
 	}
 	rounds := 300
 	if testing.Short() {
@@ -49,7 +51,10 @@ func (w withDims) shape(s *steptime.Shape) *steptime.Shape {
 	c := *s
 	c.Dims = steptime.Dims{FFN: 4 * s.Hidden, MoEFFN: s.Hidden / 2, Experts: 64,
 		AttnFLOPsPerSample: 0.2 * s.FLOPsPerSample, DenseParams: 1e9 * float64(s.Layers),
-		LayerTensors: 12, ExpertTensors: 2, OuterTensors: 4}
+		LayerTensors: 12, ExpertTensors: 2, OuterTensors: 4,
+		// An output layer from a tenth of the FLOPs to more than a
+		// stage's layers (pace, deferral).
+		LogitsFLOPsPerSample: s.FLOPsPerSample * min(0.9, 0.1+2/float64(max(1, s.Layers)))}
 	if s.MoELayers > 0 {
 		c.Dims.ExpertFLOPsPerSample = 0.5 * s.FLOPsPerSample
 		c.Dims.ExpertParams = 4e9 * float64(s.MoELayers)
