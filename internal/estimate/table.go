@@ -104,10 +104,8 @@ func count(x float64) string {
 // (an uneven pipeline split adds the model's pipeline_stage_* terms).
 func unevenSplit(doc *Report) bool {
 	for _, m := range doc.Modules {
-		for _, t := range m.Terms {
-			if t.Name == model.TermStageWeights || t.Name == model.TermStageActivations {
-				return true
-			}
+		if (&model.Estimate{Terms: m.Terms}).OffFirstStage() {
+			return true
 		}
 	}
 	return false

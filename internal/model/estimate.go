@@ -76,6 +76,19 @@ func (e *Estimate) ActivationBytes() float64 {
 // OverheadBytes is the sum of overhead terms.
 func (e *Estimate) OverheadBytes() float64 { return e.sum(PartOverhead) }
 
+// OffFirstStage reports whether the figure is another pipeline stage's
+// than the first, Megatron's: an uneven split's busiest stage, or the last
+// stage holding deferred output-layer gradients.
+func (e *Estimate) OffFirstStage() bool {
+	for _, t := range e.Terms {
+		switch t.Name {
+		case TermStageWeights, TermStageActivations, TermDeferredWgrad:
+			return true
+		}
+	}
+	return false
+}
+
 // TotalBytes is mimoplan's total per GPU.
 func (e *Estimate) TotalBytes() float64 {
 	return e.WeightAndOptimizerBytes() + e.ActivationBytes() + e.OverheadBytes()
@@ -109,5 +122,6 @@ func Compute(cfg Config, par Parallel, tr Training) Estimate {
 	}}
 	adjust(&e, &c, &p, &t, w, formula, a)
 	busiestStage(&e, &c, &p, &t, w)
+	deferredWgrad(&e, &c, &p, &t, vocab)
 	return e
 }

@@ -231,8 +231,8 @@ func CheckMemory(r *Result, limit int64, what string) {
 		e := &me.Estimate
 		if len(idx) == 1 {
 			stage := "first"
-			if lm.Split.Uneven() {
-				stage = "busiest" // the uneven split's (model's pipeline_stage_* terms)
+			if lm.Split.Uneven() || e.OffFirstStage() {
+				stage = "busiest" // an uneven split's, or the last holding deferred gradients
 			}
 			r.Diags.Add(RuleGPUMemoryShort, lm.Pos("model"), me.Name, fits(lm, me, limit),
 				"needs %s per GPU on its %s pipeline stage (weights and optimizer %s, activations %s, CUDA context, NCCL and allocator %s), more than %s",
