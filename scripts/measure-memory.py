@@ -64,8 +64,10 @@ def run_gpt(megatron_dir, name, out_path, warmup, timed):
     torch.distributed.init_process_group(backend="nccl", rank=rank, world_size=world)
     tp, pp, ep, cp = (a["tensor_model_parallel_size"], a["pipeline_model_parallel_size"],
                       a["expert_model_parallel_size"], a["context_parallel_size"])
+    vpp = a["virtual_pipeline_model_parallel_size"]
     parallel_state.initialize_model_parallel(
         tensor_model_parallel_size=tp, pipeline_model_parallel_size=pp,
+        virtual_pipeline_model_parallel_size=vpp,
         expert_model_parallel_size=ep, context_parallel_size=cp)
     model_parallel_cuda_manual_seed(1234)
     groups_smi = rt.smi(os.getpid())
@@ -86,6 +88,11 @@ def run_gpt(megatron_dir, name, out_path, warmup, timed):
         recompute_granularity=a["recompute_granularity"], recompute_method=a["recompute_method"],
         recompute_num_layers=a["recompute_num_layers"],
     )
+    if vpp:
+        # Megatron-LM's defaults with interleaving: --overlap-p2p-communication on, so the sends
+        # are not batched (arguments.py:3118, argument_utils.py:307 at d98e8a6).
+        cfg.update(virtual_pipeline_model_parallel_size=vpp, overlap_p2p_comm=True,
+                   batch_p2p_comm=False)
     if cp > 1:
         cfg["cp_comm_type"] = "all_gather"  # what measure_shims.SDPAttention does
     if a["swiglu"]:
@@ -106,25 +113,31 @@ def run_gpt(megatron_dir, name, out_path, warmup, timed):
         cp_check = measure_shims.check_cp_attention(config, a["seq_length"])
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()  # the check's tensors are no part of training
-    model = GPTModel(
-        config=config, transformer_layer_spec=spec, vocab_size=ns.padded_vocab_size,
-        max_sequence_length=a["seq_length"],
-        pre_process=parallel_state.is_pipeline_first_stage(),
-        post_process=parallel_state.is_pipeline_last_stage(),
-        parallel_output=True,
-        share_embeddings_and_output_weights=not a["untie_embeddings_and_output_weights"],
-        position_embedding_type=a["position_embedding_type"])
-    model.cuda(torch.cuda.current_device())
-    model = Float16Module(config, model)
     ddp_config = DistributedDataParallelConfig(
         grad_reduce_in_fp32=True,  # --accumulate-allreduce-grads-in-fp32, forced on with bf16
         use_distributed_optimizer=a["use_distributed_optimizer"])
-    model = DistributedDataParallel(config=config, ddp_config=ddp_config, module=model)
-    params_here = sum(p.numel() for p in model.parameters())
+    chunks = []
+    # One model chunk a virtual stage (megatron/training/training.py get_model: vp_stage i, the
+    # first and last stage read with ignore_virtual=False, bucketing off past the first chunk).
+    for i in range(vpp or 1):
+        vp = i if vpp else None
+        chunk = GPTModel(
+            config=config, transformer_layer_spec=spec, vocab_size=ns.padded_vocab_size,
+            max_sequence_length=a["seq_length"],
+            pre_process=parallel_state.is_pipeline_first_stage(ignore_virtual=not vpp, vp_stage=vp),
+            post_process=parallel_state.is_pipeline_last_stage(ignore_virtual=not vpp, vp_stage=vp),
+            parallel_output=True,
+            share_embeddings_and_output_weights=not a["untie_embeddings_and_output_weights"],
+            position_embedding_type=a["position_embedding_type"], vp_stage=vp)
+        chunk.cuda(torch.cuda.current_device())
+        chunk = Float16Module(config, chunk)
+        chunks.append(DistributedDataParallel(config=config, ddp_config=ddp_config, module=chunk,
+                                              disable_bucketing=i > 0))
+    params_here = sum(p.numel() for c in chunks for p in c.parameters())
     opt_config = OptimizerConfig(
         optimizer="adam", lr=1e-4, weight_decay=0.01, bf16=True, params_dtype=torch.bfloat16,
         use_distributed_optimizer=a["use_distributed_optimizer"], clip_grad=1.0)
-    optimizer = get_megatron_optimizer(opt_config, [model])
+    optimizer = get_megatron_optimizer(opt_config, chunks)
     config.finalize_model_grads_func = finalize_model_grads
     config.grad_scale_func = optimizer.scale_loss
     after_setup = rt.snapshot()
@@ -167,9 +180,10 @@ def run_gpt(megatron_dir, name, out_path, warmup, timed):
     timer = rt.StepTimer()
     for i in range(warmup + timed):
         timer.start()
-        model.zero_grad_buffer()
+        for c in chunks:
+            c.zero_grad_buffer()
         optimizer.zero_grad()
-        losses = fb(forward_step_func=forward_step, data_iterator=data, model=[model],
+        losses = fb(forward_step_func=forward_step, data_iterator=[data] * len(chunks) if vpp else data, model=chunks,
                     num_microbatches=ns.num_microbatches, seq_length=seq, micro_batch_size=mbs,
                     forward_only=False)
         if i < 2:

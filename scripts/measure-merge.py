@@ -3,6 +3,9 @@
 
   measure-merge.py NAME=results.json [NAME=results.json ...] > testdata/measured/FILE.json
 
+A NAME=FILE whose FILE is a fixture this script wrote starts from its calls (e.g.
+`base=testdata/measured/h200-x2.json run5=results.json`).
+
 Each call's machine, driver, Megatron commit and script version go under "runs" (keyed by NAME,
 given in the order the calls ran); every configuration goes under "configs" with "run" naming its
 call, the first call that measured it. A configuration measured again by a later call (a baseline
@@ -34,6 +37,11 @@ def main():
         name, path = arg.split("=", 1)
         with open(path) as f:
             doc = json.load(f)
+        if "runs" in doc:
+            # A fixture this script wrote (NAME is ignored): its calls come first, as they ran.
+            for key in out:
+                out[key].update(doc[key])
+            continue
         out["runs"][name] = {k: doc[k] for k in ("nvidia_smi", "megatron_commit",
                                                   "script_version") if k in doc}
         for cname, c in doc["configs"].items():
@@ -42,7 +50,8 @@ def main():
             rename(c["stack"])
             c["env"] = dict(c["env"], script_version=doc.get("script_version"))
             target = "repeats" if cname in out["configs"] else "configs"
-            out[target][cname] = c
+            key = cname if cname not in out[target] else f"{cname}@{name}"
+            out[target][key] = c
     json.dump(out, sys.stdout, indent=1, sort_keys=False)
     print()
 

@@ -31,7 +31,7 @@ BASE = dict(
     moe_router_topk=2, moe_layer_freq=1, moe_shared_expert_intermediate_size=None,
     mtp_num_layers=None,
     tensor_model_parallel_size=1, pipeline_model_parallel_size=1, expert_model_parallel_size=1,
-    context_parallel_size=1,
+    context_parallel_size=1, virtual_pipeline_model_parallel_size=None,
     sequence_parallel=False, use_distributed_optimizer=False, recompute_granularity=None,
     recompute_method=None, recompute_num_layers=None, micro_batch_size=1, global_batch_size=None,
     transformer_impl="local", attention_backend="local",
@@ -119,6 +119,18 @@ CONFIGS = {
     "step8-dense-tp2-sp": (2, dict(STEP8_DENSE, tensor_model_parallel_size=2,
                                    sequence_parallel=True)),
     "step8-dense-pp2": (2, dict(STEP8_DENSE, pipeline_model_parallel_size=2)),
+    # The interleaved schedule's cost a virtual stage: pp 2 at vpp 2, 4 and 12 (24 layers), at
+    # micro-batch 8 (GPU-bound, 4 micro-batches) and 2 (host-bound, 8 micro-batches).
+    "step8-dense-pp2-vpp2": (2, dict(STEP8_DENSE, pipeline_model_parallel_size=2,
+                                     virtual_pipeline_model_parallel_size=2)),
+    "step8-dense-pp2-vpp4": (2, dict(STEP8_DENSE, pipeline_model_parallel_size=2,
+                                     virtual_pipeline_model_parallel_size=4)),
+    "step8-dense-pp2-vpp12": (2, dict(STEP8_DENSE, pipeline_model_parallel_size=2,
+                                      virtual_pipeline_model_parallel_size=12)),
+    "step-dense-pp2-vpp4": (2, dict(STEP_DENSE, pipeline_model_parallel_size=2,
+                                    virtual_pipeline_model_parallel_size=4)),
+    "step-dense-pp2-vpp12": (2, dict(STEP_DENSE, pipeline_model_parallel_size=2,
+                                     virtual_pipeline_model_parallel_size=12)),
     "step8-dense-cp2": (2, dict(STEP8_DENSE, context_parallel_size=2)),
     "step8-dense-dp2-distopt": (2, dict(STEP8_DENSE, use_distributed_optimizer=True)),
     "step8-moe-ep1-dp2": (2, dict(STEP8_MOE)),
@@ -206,7 +218,7 @@ def megatron_namespace(a):
     ns.moe_shared_expert_gate = False
     ns.attention_output_gate = False
     ns.experimental_attention_variant = None
-    ns.virtual_pipeline_model_parallel_size = None
+    ns.virtual_pipeline_model_parallel_size = a["virtual_pipeline_model_parallel_size"]
     ns.hybrid_layer_pattern = None
     gbs = a["global_batch_size"] or a["micro_batch_size"] * dp
     ns.global_batch_size = gbs
@@ -224,7 +236,8 @@ LAYOUT_MODEL_KEYS = [
     "moe_shared_expert_intermediate_size",
 ]
 SIZES = (("tp", "tensor_model_parallel_size"), ("pp", "pipeline_model_parallel_size"),
-         ("cp", "context_parallel_size"), ("ep", "expert_model_parallel_size"))
+         ("cp", "context_parallel_size"), ("ep", "expert_model_parallel_size"),
+         ("vpp", "virtual_pipeline_model_parallel_size"))
 
 
 def _v(x):
@@ -232,7 +245,7 @@ def _v(x):
 
 
 def _module_yaml(mname, a, num_ranks, offset=None):
-    sizes = "".join(f"    {k}: {a[f]}\n" for k, f in SIZES if a[f] > 1)
+    sizes = "".join(f"    {k}: {a[f]}\n" for k, f in SIZES if (a[f] or 1) > 1)
     keys = [k for k in LAYOUT_MODEL_KEYS
             if a[k] is not None and (a["num_experts"] is not None or not k.startswith("moe_"))]
     if not a["vocab_size"]:
