@@ -62,6 +62,20 @@ func TestBridgeTraining(t *testing.T) {
 	assert.NotContains(t, b.String(), "DDP_CONFIG")
 }
 
+// bridgeText is the Bridge plan of a megatron-bridge layout with training
+// block training, the language module language and a vision encoder on the
+// other 4 of 8 ranks.
+func bridgeText(t *testing.T, training, language string) string {
+	t.Helper()
+	src := "version: 1\ntarget: megatron-bridge\nworld_size: 8\ntraining: " + training + "\nmodules:\n- " + language + "\n- {name: vision, num_ranks: 4, rank_offset: 4}\n"
+	p, d, err := Build(check(t, src), Options{Program: []string{"llava.py"}, MasterPort: DefaultMasterPort})
+	require.NoError(t, err)
+	require.NotNil(t, p, "%v", d)
+	var b strings.Builder
+	require.NoError(t, WriteBridge(&b, p))
+	return b.String()
+}
+
 // TestBridgeOptimizerDtypes: the precision-aware optimizer's keys go to
 // OptimizerConfig, each dtype as the torch dtype Megatron-LM maps its
 // argument to (fp8 as torch.uint8).
@@ -72,14 +86,9 @@ func TestBridgeOptimizerDtypes(t *testing.T) {
 		{"{use_distributed_optimizer: true, use_precision_aware_optimizer: true, grad_reduce_in_fp32: false, main_grads_dtype: bf16, main_params_dtype: fp16, exp_avg_dtype: fp8, exp_avg_sq_dtype: fp16}",
 			"    \"use_precision_aware_optimizer\": True,\n    \"main_grads_dtype\": torch.bfloat16,\n    \"main_params_dtype\": torch.float16,\n    \"exp_avg_dtype\": torch.uint8,\n    \"exp_avg_sq_dtype\": torch.float16,\n}\n"},
 	} {
-		src := "version: 1\ntarget: megatron-bridge\nworld_size: 8\ntraining: " + tc.training + "\nmodules:\n- {name: language, num_ranks: 4}\n- {name: vision, num_ranks: 4, rank_offset: 4}\n"
-		p, d, err := Build(check(t, src), Options{Program: []string{"llava.py"}, MasterPort: DefaultMasterPort})
-		require.NoError(t, err)
-		require.NotNil(t, p, "%v", d)
-		var b strings.Builder
-		require.NoError(t, WriteBridge(&b, p))
-		assert.Contains(t, b.String(), "OPTIMIZER_CONFIG = {\n    \"use_distributed_optimizer\": True,\n"+tc.want, tc.training)
-		assert.Contains(t, b.String(), "import torch\n", tc.training)
+		out := bridgeText(t, tc.training, "{name: language, num_ranks: 4}")
+		assert.Contains(t, out, "OPTIMIZER_CONFIG = {\n    \"use_distributed_optimizer\": True,\n"+tc.want, tc.training)
+		assert.Contains(t, out, "import torch\n", tc.training)
 	}
 }
 
@@ -94,13 +103,8 @@ func TestBridgeOverlapP2PComm(t *testing.T) {
 		{"stated false at pp 1", "{overlap_p2p_comm: false}", "{name: language, num_ranks: 4}"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := "version: 1\ntarget: megatron-bridge\nworld_size: 8\ntraining: " + tc.training + "\nmodules:\n- " + tc.language + "\n- {name: vision, num_ranks: 4, rank_offset: 4}\n"
-			p, d, err := Build(check(t, src), Options{Program: []string{"llava.py"}, MasterPort: DefaultMasterPort})
-			require.NoError(t, err)
-			require.NotNil(t, p, "%v", d)
-			var b strings.Builder
-			require.NoError(t, WriteBridge(&b, p))
-			assert.Equal(t, 2, strings.Count(b.String(), "        \"fp8\": None,\n        \"overlap_p2p_comm\": False,\n"), b.String())
+			out := bridgeText(t, tc.training, tc.language)
+			assert.Equal(t, 2, strings.Count(out, "        \"fp8\": None,\n        \"overlap_p2p_comm\": False,\n"), out)
 		})
 	}
 }
@@ -122,13 +126,7 @@ func TestBridgeDeferEmbeddingWgrad(t *testing.T) {
 			"        \"gradient_accumulation_fusion\": False,\n        \"defer_embedding_wgrad_compute\": False,\n",
 			"        \"gradient_accumulation_fusion\": False,\n        \"defer_embedding_wgrad_compute\": False,\n"},
 	} {
-		src := "version: 1\ntarget: megatron-bridge\nworld_size: 8\ntraining: " + tc.training + "\nmodules:\n- {name: language, num_ranks: 4, pp: 2}\n- {name: vision, num_ranks: 4, rank_offset: 4}\n"
-		p, d, err := Build(check(t, src), Options{Program: []string{"llava.py"}, MasterPort: DefaultMasterPort})
-		require.NoError(t, err)
-		require.NotNil(t, p, "%v", d)
-		var b strings.Builder
-		require.NoError(t, WriteBridge(&b, p))
-		out := b.String()
+		out := bridgeText(t, tc.training, "{name: language, num_ranks: 4, pp: 2}")
 		lang, vis := strings.Index(out, "    \"language\": {\n"), strings.Index(out, "    \"vision\": {\n")
 		require.True(t, lang > 0 && vis > lang, out)
 		assert.Contains(t, out[lang:vis], tc.language, tc.training)

@@ -1,12 +1,11 @@
 package model
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
+	"github.com/mimoplan/mimoplan/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -56,17 +55,10 @@ func deferLine(v Violation) int {
 // ValueError upstream raises once the earlier causes are repaired (pp 2,
 // the fusion on).
 func TestDeferWgradMatchesMegatron(t *testing.T) {
-	data, err := os.ReadFile("testdata/defer-wgrad-megatron.json")
-	require.NoError(t, err)
-	var fx struct {
-		Commit string               `json:"megatron_commit"`
-		Cases  map[string]deferCase `json:"cases"`
-	}
-	require.NoError(t, json.Unmarshal(data, &fx))
-	require.Equal(t, "d98e8a64ddf34856e74b24714e3bedb2f5a39553", fx.Commit)
-	require.Len(t, fx.Cases, 36)
+	cases := testutil.MegatronCases[deferCase](t, "testdata/defer-wgrad-megatron.json")
+	require.Len(t, cases, 36)
 	raised := map[int]int{}
-	for name, c := range fx.Cases {
+	for name, c := range cases {
 		require.Equal(t, name, c.name())
 		tr := Training{NoGradientAccumulationFusion: !c.Fusion, DeferEmbeddingWgradCompute: c.Defer, WgradDeferralLimit: c.Limit}
 		got := CheckDeferral(tr, c.PP)
@@ -84,7 +76,7 @@ func TestDeferWgradMatchesMegatron(t *testing.T) {
 			if deferLine(v) == 556 {
 				fixed.Fusion = true
 			}
-			up, ok := fx.Cases[fixed.name()]
+			up, ok := cases[fixed.name()]
 			require.True(t, ok, fixed.name())
 			assert.Equal(t, "raises", up.Outcome, "%s: %s", name, fixed.name())
 			assert.Equal(t, up.Line, deferLine(v), "%s: %+v against %s", name, v, fixed.name())

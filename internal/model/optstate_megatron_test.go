@@ -1,11 +1,10 @@
 package model
 
 import (
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
+	"github.com/mimoplan/mimoplan/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -57,17 +56,10 @@ func upstreamRule(c optimizerDtypeCase) (rule, key string) {
 // when the gradient reduction validate_args settles on (fp32 or not)
 // differs from the layout's grad_reduce_in_fp32.
 func TestOptimizerDtypesMatchMegatron(t *testing.T) {
-	data, err := os.ReadFile("testdata/optimizer-dtype-megatron.json")
-	require.NoError(t, err)
-	var doc struct {
-		Commit string                        `json:"megatron_commit"`
-		Cases  map[string]optimizerDtypeCase `json:"cases"`
-	}
-	require.NoError(t, json.Unmarshal(data, &doc))
-	require.Equal(t, "d98e8a64ddf34856e74b24714e3bedb2f5a39553", doc.Commit)
-	require.Len(t, doc.Cases, 66)
+	cases := testutil.MegatronCases[optimizerDtypeCase](t, "testdata/optimizer-dtype-megatron.json")
+	require.Len(t, cases, 66)
 	raised := map[string]int{}
-	for name, c := range doc.Cases {
+	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			ct := c.Training
 			tr := Training{UseDistributedOptimizer: ct.UseDistributedOptimizer, GradReduceInBF16: !ct.GradReduceInFP32,

@@ -1,8 +1,6 @@
 package validate
 
 import (
-	"encoding/json"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/testutil"
 )
 
 // mimoVPPCase is one case of testdata/mimo-vpp-megatron.json.
@@ -30,17 +29,10 @@ type mimoVPPCase struct {
 // mimo-vpp-unsupported refuses exactly the layouts whose arguments
 // upstream refuses, and cites the lines that refuse them.
 func TestMIMOVPPMatchesMegatron(t *testing.T) {
-	raw, err := os.ReadFile("testdata/mimo-vpp-megatron.json")
-	require.NoError(t, err)
-	var f struct {
-		Commit string                 `json:"megatron_commit"`
-		Cases  map[string]mimoVPPCase `json:"cases"`
-	}
-	require.NoError(t, json.Unmarshal(raw, &f))
-	require.Equal(t, "d98e8a64ddf34856e74b24714e3bedb2f5a39553", f.Commit)
+	cases := testutil.MegatronCases[mimoVPPCase](t, "testdata/mimo-vpp-megatron.json")
 	// The split cases ran on CPU (--only): what they stub is no upstream
 	// code and nothing their argument checks compute with.
-	for name, c := range f.Cases {
+	for name, c := range cases {
 		if c.Python == "" {
 			require.Empty(t, c.Stubbed, "%s ran with stubs", name)
 		}
@@ -69,7 +61,7 @@ func TestMIMOVPPMatchesMegatron(t *testing.T) {
 		"lm-first-last":        "  decoder_first_pipeline_num_layers: 3\n  decoder_last_pipeline_num_layers: 5\n",
 	}
 	for name, split := range layouts {
-		c, ok := f.Cases[name]
+		c, ok := cases[name]
 		require.True(t, ok, name)
 		src := "version: 1\ntarget: megatron-lm\nworld_size: 2\nbatch: {micro_batch_size: 1, global_batch_size: 8}\n" +
 			"training: {use_distributed_optimizer: true}\nmodules:\n- name: language\n  num_ranks: 2\n  pp: 2\n" + split + model
@@ -95,11 +87,11 @@ func TestMIMOVPPMatchesMegatron(t *testing.T) {
 	// The core code behind the rule: a virtual pipeline built without a
 	// vp_stage asserts, and MIMO's process groups get the non-interleaved
 	// schedule.
-	core := f.Cases["core-vpp"]
+	core := cases["core-vpp"]
 	require.Equal(t, "raises", core.Outcome)
 	require.True(t, cited(core.Where), "the rule's source cites %s", core.Where)
-	require.Equal(t, "ok", f.Cases["core-no-vpp"].Outcome)
-	s := f.Cases["schedule"].Result
+	require.Equal(t, "ok", cases["core-no-vpp"].Outcome)
+	s := cases["schedule"].Result
 	require.Equal(t, "forward_backward_pipelining_with_interleaving", s["single_module"])
 	require.Equal(t, "forward_backward_pipelining_without_interleaving", s["multi_module"])
 	require.True(t, cited("megatron/core/pipeline_parallel/schedules.py:154"))
