@@ -122,6 +122,5 @@ func Compute(cfg Config, par Parallel, tr Training) Estimate {
 	}}
 	adjust(&e, &c, &p, &t, w, formula, a)
 	busiestStage(&e, &c, &p, &t, w)
-	deferredWgrad(&e, &c, &p, &t, vocab)
 	return e
 }

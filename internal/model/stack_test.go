@@ -126,6 +126,9 @@ func TestTotalGrowsWithTheBatch(t *testing.T) {
 	c, _ := gpt()
 	moe := c
 	moe.NumExperts, moe.MoERouterTopK, moe.Normalization = 8, 2, "RMSNorm"
+	// A vocabulary whose deferred output gradients outweigh the layers.
+	vocab := c
+	vocab.VocabSize = 256000
 	for _, tr := range []Training{
 		{},
 		{TransformerImpl: ImplLocal},
@@ -134,8 +137,10 @@ func TestTotalGrowsWithTheBatch(t *testing.T) {
 		{SequenceParallel: true, FP8: "hybrid"},
 		{Frozen: true},
 		{RecomputeGranularity: RecomputeFull, RecomputeMethod: RecomputeBlock, RecomputeNumLayers: 2},
+		{UseDistributedOptimizer: true, GradReduceInBF16: true, DeferEmbeddingWgradCompute: true, WgradDeferralLimit: 1},
+		{TransformerImpl: ImplLocal, DeferEmbeddingWgradCompute: true},
 	} {
-		for _, cfg := range []Config{c, moe} {
+		for _, cfg := range []Config{c, moe, vocab} {
 			for _, p := range []Parallel{{NumRanks: 1}, {NumRanks: 8, TP: 2, PP: 2}, {NumRanks: 8, EP: 2, CP: 2}} {
 				prev := 0.0
 				for _, mbs := range []int{1, 2, 4, 8} {
