@@ -101,10 +101,11 @@ func count(x float64) string {
 }
 
 // unevenSplit reports whether a module's figures are its busiest stage's
-// (an uneven pipeline split adds the model's pipeline_stage_* terms).
+// (model.OffFirstStage: an uneven split's, or the last stage holding
+// deferred output-layer gradients).
 func unevenSplit(doc *Report) bool {
 	for _, m := range doc.Modules {
-		if (&model.Estimate{Terms: m.Terms}).OffFirstStage() {
+		if model.OffFirstStage(m.Terms) {
 			return true
 		}
 	}

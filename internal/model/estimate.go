@@ -76,11 +76,11 @@ func (e *Estimate) ActivationBytes() float64 {
 // OverheadBytes is the sum of overhead terms.
 func (e *Estimate) OverheadBytes() float64 { return e.sum(PartOverhead) }
 
-// OffFirstStage reports whether the figure is another pipeline stage's
-// than the first, Megatron's: an uneven split's busiest stage, or the last
-// stage holding deferred output-layer gradients.
-func (e *Estimate) OffFirstStage() bool {
-	for _, t := range e.Terms {
+// OffFirstStage reports whether an estimate of these terms is another
+// pipeline stage's than the first, Megatron's: an uneven split's busiest
+// stage, or the last stage holding deferred output-layer gradients.
+func OffFirstStage(terms []Term) bool {
+	for _, t := range terms {
 		switch t.Name {
 		case TermStageWeights, TermStageActivations, TermDeferredWgrad:
 			return true

@@ -46,9 +46,6 @@ type Request struct {
 	Width int
 }
 
-// DefaultHeadroom is --headroom's default (plan.DefaultHeadroom).
-const DefaultHeadroom = plan.DefaultHeadroom
-
 // margin is the bytes a candidate must leave free of gpu GPU bytes.
 func (r *Request) margin(gpu float64) float64 {
 	if r.HeadroomBytes >= 0 {

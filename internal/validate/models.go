@@ -231,7 +231,7 @@ func CheckMemory(r *Result, limit int64, what string) {
 		e := &me.Estimate
 		if len(idx) == 1 {
 			stage := "first"
-			if lm.Split.Uneven() || e.OffFirstStage() {
+			if lm.Split.Uneven() || model.OffFirstStage(e.Terms) {
 				stage = "busiest" // an uneven split's, or the last holding deferred gradients
 			}
 			r.Diags.Add(RuleGPUMemoryShort, lm.Pos("model"), me.Name, fits(lm, me, limit),
