@@ -122,8 +122,12 @@ func (r CalRow) DP() int { return r.GPUs / (r.Sizes["tp"] * r.Sizes["cp"] * r.Si
 
 // MeasuredStep is the published figure as seconds per global batch of a
 // model of seq tokens, layers layers, hidden h and padded vocabulary v
-// (published.yaml's header gives the formulas).
+// (published.yaml's header gives the formulas); a published step
+// (step_s) is that figure itself.
 func (r CalRow) MeasuredStep(seq, layers, h, v int) (float64, error) {
+	if x, ok := r.Measured["step_s"]; ok {
+		return num(x), nil
+	}
 	g := float64(r.Batch["global_batch_size"])
 	if x, ok := r.Measured["tokens_per_s_per_gpu"]; ok {
 		return g * float64(seq) / (num(x) * float64(r.GPUs)), nil
