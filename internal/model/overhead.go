@@ -109,12 +109,13 @@ func Communicators(cfg Config, par Parallel, tr Training) (collective, p2p int) 
 
 // Total is a module's estimate as a GPU holds it: Compute's figures and
 // terms, then the overheads outside the model (allocator slack, NCCL
-// buffers, CUDA context). validate's gpu-memory-short and suggest both
+// buffers, CUDA context, Transformer Engine's userbuffers). validate's gpu-memory-short and suggest both
 // judge with it, so a layout called "fits" is judged by one figure.
 func Total(cfg Config, par Parallel, tr Training) Estimate {
 	e := Compute(cfg, par, tr)
 	coll, p2p := Communicators(cfg, par, tr)
 	addOverheads(&e, coll, p2p, cfg.NumExperts > 0)
+	addUserBuffers(&e, cfg, par, tr)
 	return e
 }
 
