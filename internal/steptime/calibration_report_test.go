@@ -30,11 +30,14 @@ func TestCalibration(t *testing.T) {
 	fit, held := split(cs)
 	// The figures the fitted constants reach (docs/suggest.md), held: the
 	// issue's targets are a median |p/m-1| <= 0.15 and a Spearman >= 0.8.
-	limits := map[string][2]float64{"all": {0.075, 0.985}, "fit": {0.07, 0.97}, "heldout": {0.09, 0.98}, "Megatron-Bridge": {0.06, 0.98}, "NeMo 24.07": {0.07, 0.92}, "dgxc-benchmarking v24.11.1": {0.065, 0.99}}
+	limits := map[string][2]float64{"all": {0.075, 0.95}, "fit": {0.07, 0.95}, "heldout": {0.09, 0.97}, "Megatron-Bridge": {0.06, 0.91}, "NeMo 24.07": {0.07, 0.53}, "dgxc-benchmarking v24.11.1": {0.065, 0.85},
+		"dgxc-benchmarking v24.11.1 BF16": {0.065, 0.42}, "dgxc-benchmarking v24.11.1 FP8": {0.065, 0.74}}
+	dgxc := sourceRows(cs, "dgxc-")
 	for _, s := range []struct {
 		name string
 		cs   []calCase
-	}{{"all", cs}, {"fit", fit}, {"heldout", held}, {"Megatron-Bridge", sourceRows(cs, "bridge-")}, {"NeMo 24.07", sourceRows(cs, "nemo-")}, {"dgxc-benchmarking v24.11.1", sourceRows(cs, "dgxc-")}} {
+	}{{"all", cs}, {"fit", fit}, {"heldout", held}, {"Megatron-Bridge", sourceRows(cs, "bridge-")}, {"NeMo 24.07", sourceRows(cs, "nemo-")}, {"dgxc-benchmarking v24.11.1", dgxc},
+		{"dgxc-benchmarking v24.11.1 BF16", precisionRows(dgxc, "bf16")}, {"dgxc-benchmarking v24.11.1 FP8", precisionRows(dgxc, "fp8")}} {
 		a := agree(s.cs, steptime.Fitted)
 		fmt.Fprintf(&b, "- %s rows (%d): median \\|predicted/measured - 1\\| %.3f, %d within 15%%, Spearman of predicted and measured TFLOP/s per GPU %.3f\n", s.name, a.n, a.medianAbsErr, a.within15, a.spearman)
 		if l := limits[s.name]; a.medianAbsErr > l[0] || a.spearman < l[1] {
@@ -43,6 +46,19 @@ func TestCalibration(t *testing.T) {
 	}
 	t.Log("\n" + b.String())
 	testutil.CheckDocTable(t, "docs/calibration.md", "predicted and measured", b.String())
+}
+
+// precisionRows are the rows of cs at precision p: dgxc-benchmarking
+// gives each layout at BF16 and FP8, whose spread would carry the
+// Spearman of its rows.
+func precisionRows(cs []calCase, p string) []calCase {
+	var out []calCase
+	for _, c := range cs {
+		if c.row.Precision == p {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // sourceRows are one source's rows (their ids' prefix): the

@@ -94,8 +94,11 @@ func agree(cs []calCase, k steptime.Constants) agreement {
 		if e <= 0.15 {
 			a.within15++
 		}
-		pred = append(pred, c.flops/p)
-		meas = append(meas, c.flops/c.measured)
+		// Per GPU: c.flops is the global batch's, whose rate ranks
+		// the rows by their GPU count.
+		g := float64(c.row.GPUs)
+		pred = append(pred, c.flops/p/g)
+		meas = append(meas, c.flops/c.measured/g)
 	}
 	a.medianAbsErr = median(errs)
 	a.spearman = spearman(pred, meas)
