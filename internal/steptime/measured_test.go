@@ -100,8 +100,13 @@ func TestMeasuredSteps(t *testing.T) {
 			p := predictLayout(t, l, steptime.Devices[f.gpu])
 			r := p / c.Step.Median
 			errs = append(errs, math.Abs(r-1))
-			pred = append(pred, c.Step.FLOPs/p)
-			meas = append(meas, c.Step.FLOPs/c.Step.Median)
+			// Per GPU: the runs have one or two.
+			gpus := 0
+			for _, m := range l.Modules {
+				gpus = max(gpus, m.RankOffset+m.NumRanks)
+			}
+			pred = append(pred, c.Step.FLOPs/p/float64(gpus))
+			meas = append(meas, c.Step.FLOPs/c.Step.Median/float64(gpus))
 			fmt.Fprintf(&b, "| %s | %s | %s | %.3f | %.3f | %.2f |\n", n, f.gpu, c.Run, p, c.Step.Median, r)
 		}
 	}
@@ -110,8 +115,8 @@ func TestMeasuredSteps(t *testing.T) {
 	t.Log("\n" + b.String())
 	// Held at what the model reaches on this stack (issue 24's target is
 	// 0.15 and 0.8).
-	if a.medianAbsErr > 0.08 || a.spearman < 0.985 {
-		t.Errorf("measured runs: median |predicted/measured - 1| %.3f (held at <= 0.08), Spearman %.3f (held at >= 0.985)", a.medianAbsErr, a.spearman)
+	if a.medianAbsErr > 0.08 || a.spearman < 0.97 {
+		t.Errorf("measured runs: median |predicted/measured - 1| %.3f (held at <= 0.08), Spearman %.3f (held at >= 0.97)", a.medianAbsErr, a.spearman)
 	}
 	testutil.CheckDocTable(t, "docs/calibration.md", "measured on the lent GPUs", b.String())
 }
