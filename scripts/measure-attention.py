@@ -5,7 +5,7 @@ attention efficiency and fp8 efficiency (issue 24).
 Attention: PyTorch's scaled_dot_product_attention, causal, bf16, head dim 128, one sequence of
 s tokens and H query heads (those of one tp rank; keys and values H/8 heads, grouped-query, where
 the backend takes enable_gqa), forward and backward timed together with CUDA events, the median of
---reps after --warmup. Each backend PyTorch has on the GPU: cuDNN's fused attention (the engine
+--reps after --warmup (the committed run: 10 after 3). Each backend PyTorch has on the GPU: cuDNN's fused attention (the engine
 Transformer Engine's FusedAttention runs on Hopper) and FlashAttention-2. The rate counts the
 FLOPs Megatron counts for core attention: 6 s^2 H d (forward and both gradients, causal halved:
 `num_floating_point_operations`), so that rate / peak is the model's attention efficiency.
@@ -17,7 +17,6 @@ torch.matmul of the same bf16 shapes, for the transformer shapes of measure-gemm
   measure-attention.py --out FILE.json
 """
 
-import argparse
 import json
 import platform
 import statistics
@@ -26,24 +25,12 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from measure_runtime import cuda_median, kernel_options
+
 TOKENS = [512, 1024, 2048, 4096, 8192, 16384, 32768]
 HEADS = [8, 16, 32, 64]
 HEAD_DIM = 128
 BACKENDS = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}
-
-
-def timed(fn, warmup, reps):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e) / 1e3)
-    return statistics.median(times)
 
 
 def attention(backend, s, h, warmup, reps, g):
@@ -65,11 +52,11 @@ def attention(backend, s, h, warmup, reps, g):
         out.backward(grad)
 
     try:
-        t = timed(step, warmup, reps)
+        t = cuda_median(step, warmup, reps)
     except RuntimeError:
         gqa = False  # the backend has no grouped-query path: keys and values repeated
         try:
-            t = timed(step, warmup, reps)
+            t = cuda_median(step, warmup, reps)
         except RuntimeError as err:
             return {"backend": backend, "tokens": s, "heads": h, "error": str(err).splitlines()[0][:200]}
     flops = 6 * s * s * h * HEAD_DIM
@@ -83,8 +70,8 @@ def fp8_gemm(m, n, k, warmup, reps, g):
     a8, b8 = a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn)
     one = torch.ones((), device="cuda", dtype=torch.float32)
     bt = b.t()
-    t16 = timed(lambda: torch.matmul(a, bt), warmup, reps)
-    t8 = timed(lambda: torch._scaled_mm(a8, b8.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16),
+    t16 = cuda_median(lambda: torch.matmul(a, bt), warmup, reps)
+    t8 = cuda_median(lambda: torch._scaled_mm(a8, b8.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16),
                warmup, reps)
     return {"m": m, "n": n, "k": k, "bf16_s": t16, "fp8_s": t8,
             "bf16_tflops": 2 * m * n * k / t16 / 1e12, "fp8_tflops": 2 * m * n * k / t8 / 1e12}
@@ -100,13 +87,7 @@ def gemm_shapes():
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--out", required=True)
-    p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--reps", type=int, default=10)
-    o = p.parse_args()
-    g = torch.Generator(device="cuda")
-    g.manual_seed(0)
+    o, g = kernel_options(__doc__.split("\n")[0])
     attn = [attention(b, s, h, o.warmup, o.reps, g) for b in BACKENDS for h in HEADS for s in TOKENS]
     gemms = [fp8_gemm(m, n, k, o.warmup, o.reps, g) for m, n, k in gemm_shapes()]
     doc = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "cuda": torch.version.cuda,

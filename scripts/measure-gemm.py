@@ -10,12 +10,12 @@ and 8 for hidden sizes 1,024 to 8,192, and the square 8192^3 reference.
   measure-gemm.py --out FILE.json
 """
 
-import argparse
 import json
 import platform
-import statistics
 
 import torch
+
+from measure_runtime import cuda_median, kernel_options
 
 TOKENS = [1024, 2048, 4096, 8192, 16384, 32768]
 HIDDEN = [1024, 2048, 4096, 8192]
@@ -37,28 +37,12 @@ def shapes():
 def rate(m, n, k, warmup, reps, g):
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)
     b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16, generator=g)
-    for _ in range(warmup):
-        torch.matmul(a, b)
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        torch.matmul(a, b)
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e) / 1e3)
-    t = statistics.median(times)
+    t = cuda_median(lambda: torch.matmul(a, b), warmup, reps)
     return {"m": m, "n": n, "k": k, "median_s": t, "tflops": 2 * m * n * k / t / 1e12}
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--out", required=True)
-    p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--reps", type=int, default=20)
-    o = p.parse_args()
-    g = torch.Generator(device="cuda")
-    g.manual_seed(0)
+    o, g = kernel_options(__doc__.split("\n")[0])
     rows = [rate(m, n, k, o.warmup, o.reps, g) for m, n, k in shapes()]
     doc = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
            "cuda": torch.version.cuda, "python": platform.python_version(),

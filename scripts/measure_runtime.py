@@ -1,6 +1,8 @@
 """What both runners of scripts/measure-memory.py share on the GPU: nvidia-smi and allocator
-counters, the process group, the step timer and the record of the software."""
+counters, the process group, the step timer and the record of the software; and what the kernel
+rate scripts (measure-gemm.py, measure-attention.py) share: their command line and timer."""
 
+import argparse
 import os
 import platform
 import statistics
@@ -122,3 +124,32 @@ def env_info(optimizer=None):
         info["optimizer"] = f"{type(optimizer).__name__}: " + ", ".join(
             f"{type(o).__name__}({t.__module__}.{t.__name__})" for o, t in zip(opts, inner))
     return info
+
+
+def kernel_options(description):
+    """The kernel rate scripts' command line (--out, --warmup, --reps) and a CUDA generator seeded
+    with 0, so that every run draws the same operands."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--out", required=True)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--reps", type=int, default=20)
+    o = p.parse_args()
+    g = torch.Generator(device="cuda")
+    g.manual_seed(0)
+    return o, g
+
+
+def cuda_median(fn, warmup, reps):
+    """fn's GPU time in seconds: the median of reps runs after warmup, each between two CUDA
+    events and waited for."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e) / 1e3)
+    return statistics.median(times)
