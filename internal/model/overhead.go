@@ -109,8 +109,9 @@ func Communicators(cfg Config, par Parallel, tr Training) (collective, p2p int) 
 
 // Total is a module's estimate as a GPU holds it: Compute's figures and
 // terms, then the overheads outside the model (allocator slack, NCCL
-// buffers, CUDA context, Transformer Engine's userbuffers). validate's gpu-memory-short and suggest both
-// judge with it, so a layout called "fits" is judged by one figure.
+// buffers, CUDA context, Transformer Engine's userbuffers). validate's
+// gpu-memory-short and suggest both judge with it, so a layout called
+// "fits" is judged by one figure.
 func Total(cfg Config, par Parallel, tr Training) Estimate {
 	e := Compute(cfg, par, tr)
 	coll, p2p := Communicators(cfg, par, tr)

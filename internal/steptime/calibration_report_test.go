@@ -29,9 +29,12 @@ func TestCalibration(t *testing.T) {
 	b.WriteString("\n")
 	fit, held := split(cs)
 	// The figures the fitted constants reach (docs/suggest.md), held: the
-	// issue's targets are a median |p/m-1| <= 0.15 and a Spearman >= 0.8.
-	limits := map[string][2]float64{"all": {0.075, 0.95}, "fit": {0.07, 0.95}, "heldout": {0.09, 0.97}, "Megatron-Bridge": {0.06, 0.91}, "NeMo 24.07": {0.07, 0.53}, "dgxc-benchmarking v24.11.1": {0.065, 0.85},
-		"dgxc-benchmarking v24.11.1 BF16": {0.065, 0.42}, "dgxc-benchmarking v24.11.1 FP8": {0.065, 0.74}}
+	// issue's targets are a median |p/m-1| <= 0.15 and a Spearman of MFU
+	// >= 0.8. Each limit: the median, the Spearman of TFLOP/s per GPU, of
+	// MFU.
+	limits := map[string][3]float64{"all": {0.075, 0.95, 0.87}, "fit": {0.07, 0.95, 0.84}, "heldout": {0.09, 0.97, 0.93},
+		"Megatron-Bridge": {0.06, 0.91, 0.87}, "NeMo 24.07": {0.07, 0.53, 0.53}, "dgxc-benchmarking v24.11.1": {0.065, 0.85, 0.89},
+		"dgxc-benchmarking v24.11.1 BF16": {0.065, 0.42, 0.42}, "dgxc-benchmarking v24.11.1 FP8": {0.065, 0.74, 0.74}}
 	dgxc := sourceRows(cs, "dgxc-")
 	for _, s := range []struct {
 		name string
@@ -39,9 +42,10 @@ func TestCalibration(t *testing.T) {
 	}{{"all", cs}, {"fit", fit}, {"heldout", held}, {"Megatron-Bridge", sourceRows(cs, "bridge-")}, {"NeMo 24.07", sourceRows(cs, "nemo-")}, {"dgxc-benchmarking v24.11.1", dgxc},
 		{"dgxc-benchmarking v24.11.1 BF16", precisionRows(dgxc, "bf16")}, {"dgxc-benchmarking v24.11.1 FP8", precisionRows(dgxc, "fp8")}} {
 		a := agree(s.cs, steptime.Fitted)
-		fmt.Fprintf(&b, "- %s rows (%d): median \\|predicted/measured - 1\\| %.3f, %d within 15%%, Spearman of predicted and measured TFLOP/s per GPU %.3f\n", s.name, a.n, a.medianAbsErr, a.within15, a.spearman)
-		if l := limits[s.name]; a.medianAbsErr > l[0] || a.spearman < l[1] {
-			t.Errorf("%s rows: median |predicted/measured - 1| %.3f (held at <= %.3f), Spearman %.3f (held at >= %.2f)", s.name, a.medianAbsErr, l[0], a.spearman, l[1])
+		fmt.Fprintf(&b, "- %s rows (%d): median \\|predicted/measured - 1\\| %.3f, %d within 15%%, Spearman of predicted and measured TFLOP/s per GPU %.3f, of MFU %.3f\n", s.name, a.n, a.medianAbsErr, a.within15, a.spearman, a.spearmanMFU)
+		if l := limits[s.name]; a.medianAbsErr > l[0] || a.spearman < l[1] || a.spearmanMFU < l[2] {
+			t.Errorf("%s rows: median |predicted/measured - 1| %.3f (held at <= %.3f), Spearman %.3f (held at >= %.2f), of MFU %.3f (held at >= %.2f)",
+				s.name, a.medianAbsErr, l[0], a.spearman, l[1], a.spearmanMFU, l[2])
 		}
 	}
 	t.Log("\n" + b.String())

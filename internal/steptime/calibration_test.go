@@ -82,10 +82,15 @@ type agreement struct {
 	medianAbsErr float64 // median |predicted/measured - 1|
 	within15     int
 	spearman     float64 // of predicted and measured TFLOP/s per GPU
+	// spearmanMFU is the figure: of predicted and measured MFU,
+	// each row's rate over its GPU's data-sheet peak at its precision
+	// (fp8's for an fp8 run, as the sources compute their MFU:
+	// dgxc-benchmarking llama3.1/README_70b.md:40-48 at 35a9aec).
+	spearmanMFU float64
 }
 
 func agree(cs []calCase, k steptime.Constants) agreement {
-	var errs, pred, meas []float64
+	var errs, pred, meas, predMFU, measMFU []float64
 	a := agreement{n: len(cs)}
 	for _, c := range cs {
 		p := predict(c, k)
@@ -99,9 +104,16 @@ func agree(cs []calCase, k steptime.Constants) agreement {
 		g := float64(c.row.GPUs)
 		pred = append(pred, c.flops/p/g)
 		meas = append(meas, c.flops/c.measured/g)
+		peak := c.dev.BF16
+		if c.train.FP8 != "" && c.dev.FP8 > 0 {
+			peak = c.dev.FP8
+		}
+		predMFU = append(predMFU, c.flops/p/g/peak)
+		measMFU = append(measMFU, c.flops/c.measured/g/peak)
 	}
 	a.medianAbsErr = median(errs)
 	a.spearman = spearman(pred, meas)
+	a.spearmanMFU = spearman(predMFU, measMFU)
 	return a
 }
 
