@@ -85,7 +85,7 @@ type agreement struct {
 	// spearmanMFU is the figure: of predicted and measured MFU,
 	// each row's rate over its GPU's data-sheet peak at its precision
 	// (fp8's for an fp8 run, as the sources compute their MFU:
-	// dgxc-benchmarking llama3.1/README_70b.md:40-48 at 35a9aec).
+	// dgxc-benchmarking llama3.1/README_70b.md:34-48 at 35a9aec).
 	spearmanMFU float64
 }
 
