@@ -1,10 +1,7 @@
 package steptime
 
 import (
-	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -31,12 +28,10 @@ type optimizerCase struct {
 
 func loadOptimizerCases(t *testing.T) []optimizerCase {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "testdata", "measured", "components-h200.json"))
-	require.NoError(t, err)
 	var f struct {
 		Optimizer []optimizerCase `json:"optimizer"`
 	}
-	require.NoError(t, json.Unmarshal(data, &f))
+	testutil.LoadMeasured(t, "components-h200.json", &f)
 	require.NotEmpty(t, f.Optimizer)
 	return f.Optimizer
 }
@@ -131,12 +126,10 @@ func moeLayerGPU(c *moePairCase, ep int) float64 {
 // the experts' own GEMMs and the routing kernels were counted, 30% and 16%
 // short).
 func TestLocalMoELayerGPUMeasured(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "testdata", "measured", "components-h200.json"))
-	require.NoError(t, err)
 	var f struct {
 		MoEPair []moePairCase `json:"moepair"`
 	}
-	require.NoError(t, json.Unmarshal(data, &f))
+	testutil.LoadMeasured(t, "components-h200.json", &f)
 	require.NotEmpty(t, f.MoEPair)
 	for _, c := range f.MoEPair {
 		ep := 1

@@ -1,10 +1,8 @@
 package steptime_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -76,14 +74,8 @@ func TestMeasuredSteps(t *testing.T) {
 	fmt.Fprintf(&b, "| configuration | GPU | run | predicted s | measured s | predicted / measured |\n|---|---|---|---|---|---|\n")
 	var errs, pred, meas []float64
 	for _, f := range []struct{ file, gpu string }{{"h200-x2.json", "H200"}, {"h100-x1.json", "H100"}} {
-		data, err := os.ReadFile(filepath.Join(dir, f.file))
-		if err != nil {
-			t.Fatal(err)
-		}
 		var mf measuredFile
-		if err := json.Unmarshal(data, &mf); err != nil {
-			t.Fatal(err)
-		}
+		testutil.LoadMeasured(t, f.file, &mf)
 		names := make([]string, 0, len(mf.Configs))
 		for n, c := range mf.Configs {
 			if c.Step != nil && c.Step.Median > 0 {
@@ -127,10 +119,6 @@ func TestMeasuredSteps(t *testing.T) {
 // its error. Held: every repeat predicted within 20%, and the table.
 func TestMeasuredRepeats(t *testing.T) {
 	dir := filepath.Join(testutil.RepoRoot(), "testdata", "measured")
-	data, err := os.ReadFile(filepath.Join(dir, "components-h200.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var f struct {
 		Steps []struct {
 			Config string `json:"config"`
@@ -140,22 +128,14 @@ func TestMeasuredRepeats(t *testing.T) {
 			} `json:"step"`
 		} `json:"steps"`
 	}
-	if err := json.Unmarshal(data, &f); err != nil {
-		t.Fatal(err)
-	}
+	testutil.LoadMeasured(t, "components-h200.json", &f)
 	if len(f.Steps) == 0 {
 		t.Fatal("components-h200.json: no steps")
 	}
 	first := map[string]float64{}
 	for _, file := range []string{"h200-x2.json", "h100-x1.json"} {
-		data, err := os.ReadFile(filepath.Join(dir, file))
-		if err != nil {
-			t.Fatal(err)
-		}
 		var mf measuredFile
-		if err := json.Unmarshal(data, &mf); err != nil {
-			t.Fatal(err)
-		}
+		testutil.LoadMeasured(t, file, &mf)
 		for n, c := range mf.Configs {
 			if c.Step != nil && file == "h200-x2.json" {
 				first[n] = c.Step.Median
