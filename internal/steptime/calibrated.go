@@ -102,7 +102,8 @@ func (c *Calibrated) time(s *Shape, m *Module, bound bool) Parts {
 	}
 	w := c.work(s, m)
 	w.bound = bound
-	t.Compute = c.compute(s, m, &w)
+	compute, flush := c.compute(s, m, &w)
+	t.Compute = compute
 	t.TP = c.tpComm(s, m, &w)
 	t.CP = c.cpComm(s, m, &w)
 	t.EP = c.epComm(s, m, &w)
@@ -118,7 +119,7 @@ func (c *Calibrated) time(s *Shape, m *Module, bound bool) Parts {
 		t.Bubble = (t.Compute + t.TP + t.CP + t.EP) * float64(m.PP-1) / float64(max(1, m.Microbatches)*v)
 		// The deferred output-layer GEMMs the flush does not hide
 		// (deferral) lengthen the pipeline's idle end.
-		t.Bubble += w.flush
+		t.Bubble += flush
 		t.DP = c.dpComm(s, m, &w, t.Compute)
 		if c.local() {
 			// The optimizer step reads the parameters, which the lower
@@ -138,9 +139,6 @@ type work struct {
 	mbTok   float64 // tokens of a micro-batch on one GPU
 	fwd     float64 // forward passes per layer and micro-batch: 1, more with recompute
 	bound   bool    // for the lower bound (deferral)
-	// flush: the deferred output-layer GEMMs' time the pipeline flush
-	// exposes (compute sets it).
-	flush float64
 }
 
 func (c *Calibrated) work(s *Shape, m *Module) work {

@@ -24,8 +24,10 @@ func (c *Calibrated) gemmEff(d, m float64) float64 {
 // compute is one GPU's busy time per global batch: the dense GEMMs, the
 // experts' GEMMs, core attention in its kernel, and the memory-bound
 // element-wise work (norms, activations, residuals, dropout, the
-// optimizer's share excluded), with recompute's extra forward.
-func (c *Calibrated) compute(s *Shape, m *Module, w *work) float64 {
+// optimizer's share excluded), with recompute's extra forward; and apart,
+// flush, the deferred output-layer GEMMs' time the pipeline flush exposes
+// (pace), which the bubble carries.
+func (c *Calibrated) compute(s *Shape, m *Module, w *work) (busy, flush float64) {
 	n := float64(max(1, m.Ranks))
 	perGPU := float64(c.Job.Samples) / n // samples' FLOPs a GPU carries
 	d := &s.Dims
@@ -75,8 +77,7 @@ func (c *Calibrated) compute(s *Shape, m *Module, w *work) float64 {
 	bytes := eb * w.samples * w.tokens * even * h / sp * again
 	base := t + bytes/c.Dev.HBM
 	steady, flush := c.pace(s, m, w.bound)
-	w.flush = base * flush
-	return base * steady
+	return base * steady, base * flush
 }
 
 // attnTime is the part of compute core attention takes (what ring

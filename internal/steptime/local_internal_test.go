@@ -115,7 +115,8 @@ func moeLayerGPU(c *moePairCase, ep int) float64 {
 			model.Training{TransformerImpl: "local", AttentionBackend: "flash"})
 		m := &Module{Ranks: ep, TP: 1, PP: 1, CP: 1, DP: ep, EP: ep, ExptTP: 1, GTPRemat: 1, Microbatches: c.Microbatches}
 		w := cal.work(&s, m)
-		at[i] = cal.compute(&s, m, &w) + cal.localGPU(&s, m, &w)
+		busy, _ := cal.compute(&s, m, &w) // pp 1: no flush
+		at[i] = busy + cal.localGPU(&s, m, &w)
 	}
 	return (at[1] - at[0]) / float64(4*c.Microbatches)
 }
