@@ -1,11 +1,10 @@
 package model
 
 import (
-	"encoding/json"
 	"math/rand/v2"
-	"os"
 	"testing"
 
+	"github.com/mimoplan/mimoplan/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -49,14 +48,10 @@ func (c pipelineCase) parallel() (layers, mtp int, p Parallel) {
 // what upstream refuses, at upstream's line, and otherwise builds the same
 // layers on every stage.
 func TestPipelineSplitMatchesMegatron(t *testing.T) {
-	raw, err := os.ReadFile("testdata/pipeline-megatron.json")
-	require.NoError(t, err)
 	var f struct {
-		Commit string         `json:"megatron_commit"`
-		Cases  []pipelineCase `json:"cases"`
+		Cases []pipelineCase `json:"cases"`
 	}
-	require.NoError(t, json.Unmarshal(raw, &f))
-	require.Equal(t, "d98e8a64ddf34856e74b24714e3bedb2f5a39553", f.Commit)
+	testutil.LoadMegatron(t, "testdata/pipeline-megatron.json", &f)
 	require.Greater(t, len(f.Cases), 1000)
 	refused := 0
 	for i, c := range f.Cases {

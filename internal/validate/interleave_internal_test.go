@@ -1,8 +1,6 @@
 package validate
 
 import (
-	"encoding/json"
-	"os"
 	"slices"
 	"testing"
 
@@ -10,6 +8,7 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/model"
+	"github.com/mimoplan/mimoplan/internal/testutil"
 )
 
 // The upstream lines of the interleaved schedule's micro-batch checks, as
@@ -26,15 +25,11 @@ var interleaveLines = map[string]interleaveFault{
 // schedule's checks), mimoplan runs the interleaved schedule where
 // upstream picks it, and refuses what upstream refuses, by the same check.
 func TestInterleavedMicrobatchesMatchesMegatron(t *testing.T) {
-	raw, err := os.ReadFile("testdata/interleave-megatron.json")
-	require.NoError(t, err)
 	var f struct {
-		Commit  string   `json:"megatron_commit"`
 		Columns []string `json:"columns"`
 		Cases   [][]any  `json:"cases"`
 	}
-	require.NoError(t, json.Unmarshal(raw, &f))
-	require.Equal(t, "d98e8a64ddf34856e74b24714e3bedb2f5a39553", f.Commit)
+	testutil.LoadMegatron(t, "testdata/interleave-megatron.json", &f)
 	require.Equal(t, []string{"pp", "vpp", "m", "n", "schedule", "error"}, f.Columns)
 	require.Greater(t, len(f.Cases), 1000)
 	seen := map[interleaveFault]int{}

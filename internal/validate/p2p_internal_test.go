@@ -1,9 +1,7 @@
 package validate
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/testutil"
 )
 
 // p2pCase is one case of testdata/p2p-overlap-megatron.json.
@@ -36,16 +35,12 @@ type p2pCase struct {
 // both), each rule citing its line, and the overlap the layout runs with
 // (Layout.OverlapP2PComm) is the one validate_args leaves.
 func TestP2POverlapMatchesMegatron(t *testing.T) {
-	raw, err := os.ReadFile("testdata/p2p-overlap-megatron.json")
-	require.NoError(t, err)
 	var f struct {
-		Commit    string             `json:"megatron_commit"`
 		NumLayers int                `json:"num_layers"`
 		Stubbed   []string           `json:"stubbed"`
 		Cases     map[string]p2pCase `json:"cases"`
 	}
-	require.NoError(t, json.Unmarshal(raw, &f))
-	require.Equal(t, "d98e8a64ddf34856e74b24714e3bedb2f5a39553", f.Commit)
+	testutil.LoadMegatron(t, "testdata/p2p-overlap-megatron.json", &f)
 	require.Subset(t, []string{"torch", "numpy", "packaging", "triton", "typing_extensions"}, f.Stubbed)
 	require.Len(t, f.Cases, 30)
 	cites := func(id diag.RuleID, where string) bool {
