@@ -146,6 +146,7 @@ training:
   exp_avg_sq_dtype: fp8
   defer_embedding_wgrad_compute: true
   wgrad_deferral_limit: 22
+  cross_entropy_loss_fusion: true
 modules:
   - {name: vision, num_ranks: 2}
   - name: language
@@ -173,6 +174,7 @@ training:
   attention_backend: local
   fp8: e4m3
   gradient_accumulation_fusion: false
+  cross_entropy_fusion_impl: te
 modules:
   - {name: language, num_ranks: 8, tp: 1, pp: 1, ep: 4, num_experts: 8}
 """
@@ -433,7 +435,8 @@ TRAINING_DESTS = [
     "overlap_moe_expert_parallel_comm", "transformer_impl", "attention_backend", "fp8",
     "fp8_param_gather", "overlap_p2p_comm", "use_precision_aware_optimizer", "main_grads_dtype",
     "main_params_dtype", "exp_avg_dtype", "exp_avg_sq_dtype", "gradient_accumulation_fusion",
-    "defer_embedding_wgrad_compute", "wgrad_deferral_limit",
+    "defer_embedding_wgrad_compute", "wgrad_deferral_limit", "cross_entropy_loss_fusion",
+    "cross_entropy_fusion_impl",
 ]
 
 # The destinations of the model arguments launch-plan writes

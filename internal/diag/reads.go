@@ -125,6 +125,8 @@ var reads = map[RuleID]string{
 	RuleMainGradsNeedsBF16Reduce:    "training",
 	RuleDeferWgradNeeds:             "training language.pp",
 	RuleWgradDeferralNegative:       "training",
+	RuleTECrossEntropyDisabled:      "training target target_version",
+	RuleTECrossEntropyUnstable:      "training target target_version",
 	RuleTPCommOverlapNeedsSP:        modelInputs + "tp",
 	RuleLocalAttentionNeedsLocal:    modelInputs,
 	RuleFP8NeedsTE:                  modelInputs,

@@ -62,6 +62,8 @@ const (
 	RuleMainGradsNeedsBF16Reduce       RuleID = "main-grads-dtype-needs-bf16-reduce"
 	RuleDeferWgradNeeds                RuleID = "defer-embedding-wgrad-needs"
 	RuleWgradDeferralNegative          RuleID = "wgrad-deferral-limit-negative"
+	RuleTECrossEntropyDisabled         RuleID = "te-cross-entropy-fusion-disabled"
+	RuleTECrossEntropyUnstable         RuleID = "te-cross-entropy-fusion-unstable"
 	RuleTPCommOverlapNeedsSP           RuleID = "tp-comm-overlap-needs-sp"
 	RuleLocalAttentionNeedsLocal       RuleID = "local-attention-needs-local-impl"
 	RuleFP8NeedsTE                     RuleID = "fp8-needs-transformer-engine"

@@ -290,7 +290,7 @@ func TestMegatronLMRoundTripProperty(t *testing.T) {
 	pick := func(r *rand.Rand, xs ...int) int { return xs[r.IntN(len(xs))] }
 	r := rand.New(rand.NewPCG(12, 2026))
 	valid, models, trainings, pipelines, frozen := 0, 0, 0, 0, 0
-	for i := 0; i < 1000; i++ {
+	for i := 0; i < 1500; i++ {
 		etp, edp := pick(r, 1, 2, 4), pick(r, 1, 2, 4)
 		tp, gtpr, pp, dp := pick(r, 1, 2, 4), pick(r, 1, 2), pick(r, 1, 2), pick(r, 1, 2, 3)
 		ep, xtp, xgtp := pick(r, 1, 2, 4), pick(r, 1, 2), pick(r, 1, 2)

@@ -19,8 +19,9 @@ import (
 // (DistributedDataParallelConfig.grad_reduce_in_fp32 is False there, while
 // Megatron-LM reduces in fp32 under bf16; so is TransformerConfig's
 // gradient_accumulation_fusion, which Megatron-LM turns on). Sequence
-// parallelism and defer_embedding_wgrad_compute (the output layer's, which
-// only the language model has) go to the language model alone, as
+// parallelism, defer_embedding_wgrad_compute (the output layer's, which
+// only the language model has) and cross_entropy_loss_fusion (the loss's,
+// which only the language model computes) go to the language model alone, as
 // layout.ModelTraining gives them, and
 // overlap_p2p_comm is each module's as Megatron-LM settles it
 // (layout.OverlapP2PComm: off without a virtual pipeline), since Megatron-core's
@@ -65,7 +66,7 @@ from megatron.core.transformer.enums import AttnBackend
 			}
 			v := values[c.Key]
 			switch {
-			case (c.Key == "sequence_parallel" || c.Key == "defer_embedding_wgrad_compute") && m.Name != grid.LanguageModule:
+			case languageOnly[c.Key] && m.Name != grid.LanguageModule:
 				v = "false"
 			case c.Key == "overlap_p2p_comm":
 				v = strconv.FormatBool(t.Layout.OverlapP2PComm(&t.Layout.Modules[i], m.PP))
@@ -75,6 +76,12 @@ from megatron.core.transformer.enums import AttnBackend
 		fmt.Fprint(w, "    },\n")
 	}
 	fmt.Fprint(w, "}\n")
+}
+
+// languageOnly are the training keys that only the language model's
+// TransformerConfig turns on; the others' get false.
+var languageOnly = map[string]bool{
+	"sequence_parallel": true, "defer_embedding_wgrad_compute": true, "cross_entropy_loss_fusion": true,
 }
 
 // pythonValue writes a training key's layout value as Python: a bool, a

@@ -133,3 +133,28 @@ func TestBridgeDeferEmbeddingWgrad(t *testing.T) {
 		assert.Contains(t, out[vis:], tc.vision, tc.training)
 	}
 }
+
+// TestBridgeCrossEntropyFusion: the loss's fusion goes to the language
+// model's TransformerConfig alone (an encoder computes no loss), written
+// false where the layout is silent, since Bridge's GPT provider turns it
+// on by default (gpt_provider.py:205 at 067f987); the implementation to
+// every module, at the layout's value.
+func TestBridgeCrossEntropyFusion(t *testing.T) {
+	for _, tc := range []struct{ training, language, vision string }{
+		{"{use_distributed_optimizer: true}",
+			"        \"cross_entropy_loss_fusion\": False,\n        \"cross_entropy_fusion_impl\": \"native\",\n",
+			"        \"cross_entropy_loss_fusion\": False,\n        \"cross_entropy_fusion_impl\": \"native\",\n"},
+		{"{cross_entropy_loss_fusion: true}",
+			"        \"cross_entropy_loss_fusion\": True,\n        \"cross_entropy_fusion_impl\": \"native\",\n",
+			"        \"cross_entropy_loss_fusion\": False,\n        \"cross_entropy_fusion_impl\": \"native\",\n"},
+		{"{cross_entropy_fusion_impl: te}",
+			"        \"cross_entropy_loss_fusion\": False,\n        \"cross_entropy_fusion_impl\": \"te\",\n",
+			"        \"cross_entropy_loss_fusion\": False,\n        \"cross_entropy_fusion_impl\": \"te\",\n"},
+	} {
+		out := bridgeText(t, tc.training, "{name: language, num_ranks: 4}")
+		lang, vis := strings.Index(out, "    \"language\": {\n"), strings.Index(out, "    \"vision\": {\n")
+		require.True(t, lang > 0 && vis > lang, out)
+		assert.Contains(t, out[lang:vis], tc.language, tc.training)
+		assert.Contains(t, out[vis:], tc.vision, tc.training)
+	}
+}

@@ -173,9 +173,9 @@ func TestParseMessages(t *testing.T) {
 		{"version: 1\ntarget_version: [6570]\nworld_size: 8\nmodules: [{name: language, num_ranks: 8}]\n",
 			"target_version must be a date or a PR number, got a list", "a date YYYY-MM-DD"},
 		{"version: 1\ntarget_version: 12\nworld_size: 8\nmodules: [{name: language, num_ranks: 8}]\n",
-			`target version "12": mimoplan knows no change of PR #12; give a date YYYY-MM-DD (upstream as of that day) or a PR number (Megatron-LM 5375, 5602, 6263, 6570, 5720, 6894, 7435; Megatron-Bridge 2869, 4071, 4485: upstream right after it merged)`, "PR number"},
+			`target version "12": mimoplan knows no change of PR #12; give a date YYYY-MM-DD (upstream as of that day) or a PR number (Megatron-LM 5115, 5162, 5375, 5602, 6263, 6570, 5720, 6894, 7435; Megatron-Bridge 2869, 4071, 4485: upstream right after it merged)`, "PR number"},
 		{"version: 1\ntarget_version: 2026-02-30\nworld_size: 8\nmodules: [{name: language, num_ranks: 8}]\n",
-			`target version "2026-02-30" is not a date YYYY-MM-DD (upstream as of that day) or a PR number (Megatron-LM 5375, 5602, 6263, 6570, 5720, 6894, 7435; Megatron-Bridge 2869, 4071, 4485: upstream right after it merged)`, ""},
+			`target version "2026-02-30" is not a date YYYY-MM-DD (upstream as of that day) or a PR number (Megatron-LM 5115, 5162, 5375, 5602, 6263, 6570, 5720, 6894, 7435; Megatron-Bridge 2869, 4071, 4485: upstream right after it merged)`, ""},
 	}
 	for _, tt := range tests {
 		_, d := layout.Parse("m.yaml", []byte(tt.src))

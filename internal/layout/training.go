@@ -71,6 +71,12 @@ type Training struct {
 	// in the pipeline flush (model_parallel_config.py:410-421 at d98e8a6).
 	DeferEmbeddingWgradCompute bool
 	WgradDeferralLimit         int
+	// CrossEntropyLossFusion computes the language model's loss in one
+	// fused kernel (model_parallel_config.py:320 at d98e8a6), Megatron's
+	// own (native) or Transformer Engine's (te): CrossEntropyFusionImpl,
+	// "" for native (:325).
+	CrossEntropyLossFusion bool
+	CrossEntropyFusionImpl string
 }
 
 // TrainingKey describes one key of the training block.
@@ -183,6 +189,10 @@ var trainingKeys = []TrainingKey{
 		get: func(t *Training) string { return strconv.Itoa(t.WgradDeferralLimit) },
 		set: func(t *Training, v string) { t.WgradDeferralLimit, _ = strconv.Atoi(v) },
 	},
+	trainingBool("cross_entropy_loss_fusion", "computes the language model's loss in one fused kernel (cross_entropy_fusion_impl's)",
+		func(t *Training) *bool { return &t.CrossEntropyLossFusion }),
+	trainingEnum("cross_entropy_fusion_impl", "the fused loss's kernel: Megatron's own (native) or Transformer Engine's (te); with cross_entropy_loss_fusion",
+		[]string{"native", "te"}, func(t *Training) *string { return &t.CrossEntropyFusionImpl }),
 }
 
 // TrainingKeys returns the training block's keys in the order layouts
@@ -349,6 +359,7 @@ func (lt *Training) Model() model.Training {
 		ExpAvgDtype: lt.ExpAvgDtype, ExpAvgSqDtype: lt.ExpAvgSqDtype,
 		NoGradientAccumulationFusion: lt.NoGradientAccumulationFusion,
 		DeferEmbeddingWgradCompute:   lt.DeferEmbeddingWgradCompute, WgradDeferralLimit: lt.WgradDeferralLimit,
+		CrossEntropyLossFusion: lt.CrossEntropyLossFusion, CrossEntropyFusionImpl: lt.CrossEntropyFusionImpl,
 	}
 }
 
@@ -360,12 +371,14 @@ func (lt *Training) Model() model.Training {
 // and so is tp_comm_overlap, which needs it. So is
 // defer_embedding_wgrad_compute: it defers the output layer's weight
 // gradient, and only the language model has one (gpt_model.py:255-293 at
-// d98e8a6).
+// d98e8a6), and the loss's fusion: only the language model computes a
+// loss.
 func (l *Layout) ModelTraining(m *Module, dp int) model.Training {
 	t := l.Training.Model()
 	if m.Name != grid.LanguageModule {
 		t.SequenceParallel, t.TPCommOverlap = false, false
 		t.DeferEmbeddingWgradCompute = false
+		t.CrossEntropyLossFusion, t.CrossEntropyFusionImpl = false, ""
 	}
 	t.Frozen = m.Freeze
 	t.MicroBatchSize = 1

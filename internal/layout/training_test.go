@@ -71,6 +71,9 @@ func TestTrainingKeyErrors(t *testing.T) {
 		{"  gradient_accumulation_fusion: 0\n", "must be true or false"},
 		{"  wgrad_deferral_limit: all\n", "a number of micro-batches (0: all)"},
 		{"  wgrad_deferral_limit: 2.5\n", "a number of micro-batches (0: all)"},
+		{"  cross_entropy_fusion_impl: transformer_engine\n", "must be native or te"},
+		{"  cross_entropy_fusion_impl: tee\n", "did you mean te?"},
+		{"  cross_entropy_loss_fusion: native\n", "must be true or false"},
 	} {
 		_, d := parseTraining(t, c.block)
 		require.Len(t, d.Items, 1, c.block)
@@ -130,6 +133,8 @@ func TestTrainingStatedRoundTrip(t *testing.T) {
 		assert.Equal(t, want.NoGradientAccumulationFusion, mt.NoGradientAccumulationFusion)
 		assert.Equal(t, want.DeferEmbeddingWgradCompute, mt.DeferEmbeddingWgradCompute)
 		assert.Equal(t, want.WgradDeferralLimit, mt.WgradDeferralLimit)
+		assert.Equal(t, want.CrossEntropyLossFusion, mt.CrossEntropyLossFusion)
+		assert.Equal(t, want.CrossEntropyFusionImpl, mt.CrossEntropyFusionImpl)
 	}
 }
 
@@ -149,9 +154,9 @@ func TestTrainingKeySetRefuses(t *testing.T) {
 		}
 		assert.Equal(t, layout.Training{}, tr, k.Name)
 	}
-	// Encoders run without sequence parallelism, tp_comm_overlap or an
-	// output layer whose weight gradient they could defer.
-	l, d := layout.Parse("t.yaml", []byte("version: 1\nworld_size: 8\ntraining: {sequence_parallel: true, tp_comm_overlap: true, defer_embedding_wgrad_compute: true}\nmodules:\n  - {name: vision, num_ranks: 4}\n  - {name: language, num_ranks: 4}\n"))
+	// Encoders run without sequence parallelism, tp_comm_overlap, an
+	// output layer whose weight gradient they could defer or a loss.
+	l, d := layout.Parse("t.yaml", []byte("version: 1\nworld_size: 8\ntraining: {sequence_parallel: true, tp_comm_overlap: true, defer_embedding_wgrad_compute: true, cross_entropy_loss_fusion: true, cross_entropy_fusion_impl: te}\nmodules:\n  - {name: vision, num_ranks: 4}\n  - {name: language, num_ranks: 4}\n"))
 	require.Empty(t, d.Items)
 	assert.Equal(t, model.Training{MicroBatchSize: 1}, l.ModelTraining(&l.Modules[0], 4))
 }

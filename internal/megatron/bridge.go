@@ -84,6 +84,8 @@ var BridgeConfigs = []BridgeConfig{
 	{"gradient_accumulation_fusion", []string{"transformer"}},
 	{"defer_embedding_wgrad_compute", []string{"transformer"}},
 	{"wgrad_deferral_limit", []string{"transformer"}},
+	{"cross_entropy_loss_fusion", []string{"transformer"}},
+	{"cross_entropy_fusion_impl", []string{"transformer"}},
 }
 
 // ConfigFields returns the field names of a config ("ddp", "optimizer",

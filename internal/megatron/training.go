@@ -60,6 +60,9 @@ var TrainingFlags = []TrainingFlag{
 	// (model_parallel_config.py:410-421).
 	{Key: "defer_embedding_wgrad_compute", Flag: "--defer-embedding-wgrad-compute", On: "true"},
 	{Key: "wgrad_deferral_limit", Flag: "--wgrad-deferral-limit"},
+	// ModelParallelConfig's fields (model_parallel_config.py:320, :325).
+	{Key: "cross_entropy_loss_fusion", Flag: "--cross-entropy-loss-fusion", On: "true"},
+	{Key: "cross_entropy_fusion_impl", Flag: "--cross-entropy-fusion-impl"},
 }
 
 // TrainingFlagOf returns the flag of a training key.

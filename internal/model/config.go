@@ -110,6 +110,9 @@ type Training struct {
 	// micro-batch deferred).
 	DeferEmbeddingWgradCompute bool `json:"defer_embedding_wgrad_compute,omitempty"`
 	WgradDeferralLimit         int  `json:"wgrad_deferral_limit,omitempty"`
+	// cross_entropy_loss_fusion and cross_entropy_fusion_impl ("": native).
+	CrossEntropyLossFusion bool   `json:"cross_entropy_loss_fusion,omitempty"`
+	CrossEntropyFusionImpl string `json:"cross_entropy_fusion_impl,omitempty"`
 
 	// Frozen is the module's freeze key: its parameters do not train (no
 	// gradients, no optimizer state).

@@ -34,7 +34,10 @@ const (
 const (
 	PRBridgeTraining  = 2869 // Bridge: MIMO training; tp power of two, dp pairwise divisible, encoder dp >= language dp
 	PRBridgeEncoderDP = 4071 // Bridge: the encoder dp >= language dp check dropped
-	PRBridgeExpert    = 4485 // Bridge: expert_model_parallel_size; encoders dense; spans tile the world
+
+	PRTECrossEntropyOff  = 5115 // Megatron-LM and ModelParallelConfig refuse Transformer Engine's fused loss
+	PRTECrossEntropyWarn = 5162 // ModelParallelConfig only warns of it; Megatron-LM's arguments still refuse
+	PRBridgeExpert       = 4485 // Bridge: expert_model_parallel_size; encoders dense; spans tile the world
 
 	PRArgs          = 5375 // examples/mimo/training/args.py: --encoder-*/--llm-*
 	PRDistOpt       = 5602 // the MIMO example refuses to start without --use-distributed-optimizer
@@ -52,6 +55,10 @@ var Changes = []Change{
 		"Megatron-Bridge trains MIMO models on per-module grids (MimoParallelismConfig): tp a power of two (tp-not-power-of-two), every pair of dps divides one another (dp-not-compatible) and each encoder's dp at least the language dp (bridge-encoder-dp-below-language-dp); before it target megatron-bridge has nothing to check or write"},
 	{PRBridgeEncoderDP, MegatronBridge, "2026-06-02", "4b68d3e5928e5a14bc705e267a08c4cc000894b7", "rule",
 		"Megatron-Bridge drops the encoder dp >= language dp check (bridge-encoder-dp-below-language-dp no longer applies)"},
+	{PRTECrossEntropyOff, MegatronLM, "2026-06-03", "168cb15d70ad4a3ca9e3b3e396adc6201a6f50ff", "rule",
+		"Transformer Engine's fused loss is disabled for its stability: cross_entropy_loss_fusion with cross_entropy_fusion_impl te is refused by Megatron-LM's validate_args and ModelParallelConfig (te-cross-entropy-fusion-disabled); before it every target accepts it"},
+	{PRTECrossEntropyWarn, MegatronLM, "2026-06-05", "b57449928aafaaec7a36e8325d83aacf05e91bd4", "rule",
+		"ModelParallelConfig only warns of Transformer Engine's fused loss (te-cross-entropy-fusion-unstable): targets core and megatron-bridge accept it again; Megatron-LM's validate_args still refuses it (te-cross-entropy-fusion-disabled, target megatron-lm)"},
 	{PRArgs, MegatronLM, "2026-06-23", "b1884d11b4507d8a26d8d66d0f01892284213892", "flag",
 		"Megatron-LM's MIMO example takes its grids as arguments: --encoder-tp --encoder-dp --llm-offset --llm-tp --llm-cp --llm-pp --llm-dp --llm-ep --llm-expt-tp --llm-only; before it target megatron-lm has no arguments to write"},
 	{PRDistOpt, MegatronLM, "2026-07-02", "052209940d60315143c7df60d3fde0e1d969bba1", "rule",

@@ -30,6 +30,7 @@ type ModuleEstimate struct {
 func (c *checker) models() {
 	c.optimizer()
 	c.deferral()
+	c.teCrossEntropy()
 	for i := range c.l.Modules {
 		lm := &c.l.Modules[i]
 		if lm.Model == nil && !lm.SizesUnread && lm.PP == 1 && lm.VPP > 1 {
