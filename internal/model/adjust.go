@@ -148,9 +148,10 @@ func adjust(e *Estimate, c *Config, p *Parallel, t *Training, w weights, formula
 		e.Add(Term{Name: TermExpertGTPRemat, Part: PartWeights, Bytes: held * (1/float64(g) - 1),
 			Why: fmt.Sprintf("expt_gtp_remat %d keeps 1/%d of each expert weight", g, g)})
 	}
-	// Before the step's terms: the deferred buffers are freed at the flush,
-	// before the step's copies, which weigh against every activation.
-	deferredWgrad(e, c, p, t, a.vocab)
+	// Before the step's terms: the last stage's loss and deferred buffers
+	// are freed before the step's copies, which weigh against every
+	// activation.
+	lastStage(e, c, p, t, a.vocab, l.noGrad)
 	stackWeights(e, p, t, w)
 }
 

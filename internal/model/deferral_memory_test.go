@@ -40,3 +40,38 @@ func TestDeferredWgrad(t *testing.T) {
 	_, flat := term(1, 30, 0, true)
 	assert.False(t, flat, "no pipeline (refused by validate: defer-embedding-wgrad-needs)")
 }
+
+// TestLastStageLogits: the loss's logits on the last stage. One
+// micro-batch of 8,192 tokens over a 262,144-wide vocabulary at tp 2 is
+// 1 Gi logits, 4 GiB with Megatron's loss (unfused or native fused, an
+// fp32 softmax), 2 GiB with Transformer Engine's (the gradient in place of
+// the bf16 logits); the output layer's input (1,024 wide, bf16) comes on
+// top. A narrow model whose first stage holds little more than the last
+// shows the difference whole; without a pipeline there is no last stage,
+// and the term moves the figure to the last stage's.
+func TestLastStageLogits(t *testing.T) {
+	cfg := Config{NumLayers: 2, HiddenSize: 1024, NumAttentionHeads: 8, SeqLength: 8192, VocabSize: 262144}
+	term := func(pp int, tr Training) (float64, []Term) {
+		tr.MicroBatchSize = 1
+		e := Compute(cfg, Parallel{NumRanks: 2 * pp, TP: 2, PP: pp}, tr)
+		for _, x := range e.Terms {
+			if x.Name == TermLastStageLogits {
+				return x.Bytes, e.Terms
+			}
+		}
+		return 0, e.Terms
+	}
+	const gib = 1 << 30
+	unfused, terms := term(2, Training{})
+	native, _ := term(2, Training{CrossEntropyLossFusion: true})
+	te, _ := term(2, Training{CrossEntropyLossFusion: true, CrossEntropyFusionImpl: "te"})
+	teUnfused, _ := term(2, Training{CrossEntropyFusionImpl: "te"})
+	assert.Positive(t, te)
+	assert.Equal(t, unfused, native, "the native fused loss keeps the same fp32 softmax")
+	assert.Equal(t, unfused, teUnfused, "the implementation matters only with the fusion")
+	assert.InDelta(t, 2*gib, unfused-te, 1, "2 bytes a logit fewer with Transformer Engine's loss")
+	assert.True(t, OffFirstStage(terms))
+	flat, terms := term(1, Training{})
+	assert.Zero(t, flat)
+	assert.False(t, OffFirstStage(terms))
+}

@@ -78,11 +78,12 @@ func (e *Estimate) OverheadBytes() float64 { return e.sum(PartOverhead) }
 
 // OffFirstStage reports whether an estimate of these terms is another
 // pipeline stage's than the first, Megatron's: an uneven split's busiest
-// stage, or the last stage holding deferred output-layer gradients.
+// stage, or the last stage holding the loss's logits or deferred
+// output-layer gradients.
 func OffFirstStage(terms []Term) bool {
 	for _, t := range terms {
 		switch t.Name {
-		case TermStageWeights, TermStageActivations, TermDeferredWgrad:
+		case TermStageWeights, TermStageActivations, TermLastStageLogits, TermDeferredWgrad:
 			return true
 		}
 	}
