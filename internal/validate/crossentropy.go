@@ -12,10 +12,10 @@ import (
 // validate_args asserts against it since (arguments.py:1697-1702 at
 // d98e8a6): target megatron-lm. ModelParallelConfig asserted too
 // (model_parallel_config.py:437-440 at 168cb15d70) until PR #5162 made
-// that a warning (:536-543 at d98e8a6), which targets core and
-// megatron-bridge, which build their configs without validate_args, get.
-// internal/model's testdata/te-cross-entropy-megatron.json holds
-// ModelParallelConfig's verdicts at the three commits.
+// that a warning (:536-543 at d98e8a6); targets core and megatron-bridge,
+// which build their configs without validate_args, get the warning.
+// testdata/te-cross-entropy-megatron.json holds ModelParallelConfig's
+// verdicts at the three commits.
 func (c *checker) teCrossEntropy() {
 	lt := c.l.Training
 	if lt == nil || !lt.CrossEntropyLossFusion || lt.CrossEntropyFusionImpl != "te" {
