@@ -27,7 +27,6 @@ Usage: scripts/gen-defer-wgrad-fixtures.py [--mirror MIRROR] [--out FILE]
 """
 
 import argparse
-import json
 import os
 import sys
 import traceback
@@ -75,12 +74,7 @@ def main():
     for name, kw in cases().items():
         results[name] = {**kw, **run(mpc, kw)}
         print(name, results[name]["outcome"], results[name].get("line", ""))
-    fixture = {"generated_by": "scripts/" + os.path.basename(__file__), "megatron_commit": COMMIT,
-               "file": PATH, "python": sys.version.split()[0], "stubbed": ["torch"], "cases": results}
-    with open(a.out, "w") as f:
-        json.dump(fixture, f, indent=1, sort_keys=True)
-        f.write("\n")
-    print(f"wrote {len(results)} cases to {a.out}")
+    upstream_stub.write_fixture(a.out, __file__, megatron_commit=COMMIT, file=PATH, stubbed=["torch"], cases=results)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ Usage: scripts/gen-te-cross-entropy-fixtures.py [--mirror MIRROR] [--out FILE]
 """
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -87,13 +86,8 @@ def main():
                 name = f"{point}-{'fusion' if fusion else 'no-fusion'}-{impl}"
                 results[name] = {"point": point, "commit": commit, **kw, **run(mpc, kw, src)}
                 print(name, results[name]["outcome"], results[name].get("line", ""))
-    fixture = {"generated_by": "scripts/" + os.path.basename(__file__), "megatron_commit": HEAD,
-               "commits": commits, "file": PATH, "python": sys.version.split()[0], "stubbed": ["torch"],
-               "cases": results}
-    with open(a.out, "w") as f:
-        json.dump(fixture, f, indent=1, sort_keys=True)
-        f.write("\n")
-    print(f"wrote {len(results)} cases to {a.out}")
+    upstream_stub.write_fixture(a.out, __file__, megatron_commit=HEAD, commits=commits, file=PATH,
+                                stubbed=["torch"], cases=results)
 
 
 if __name__ == "__main__":

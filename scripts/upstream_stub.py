@@ -84,6 +84,17 @@ class Stub(types.ModuleType):
     __ror__ = __or__
 
 
+def write_fixture(path, script, **fields):
+    """Writes a fixture at path: fields with the script that made it and the Python it ran on,
+    keys sorted, as every gen-*-fixtures.py writes them."""
+    fixture = {"generated_by": "scripts/" + os.path.basename(script), "python": sys.version.split()[0],
+               **fields}
+    with open(path, "w") as f:
+        json.dump(fixture, f, indent=1, sort_keys=True)
+        f.write("\n")
+    print(f"wrote {len(fields.get('cases', {}))} cases to {path}")
+
+
 def stub(*names):
     """Registers a Stub under each name (torch, torch.distributed, ...)."""
     for name in names:
@@ -170,11 +181,6 @@ def case_main(script, commit, mirror, extract, out, cases, fields, one_case, doc
             got = f.read().strip()
         if got != commit:
             sys.exit(f"{root} holds Megatron-LM at {got}, not {commit}")
-        fixture = {"generated_by": "scripts/" + os.path.basename(script), "megatron_commit": commit,
-                   "python": sys.version.split()[0], "stubbed": stubs, "cases": results, **(doc or {})}
-        with open(a.out, "w") as f:
-            json.dump(fixture, f, indent=1, sort_keys=True)
-            f.write("\n")
-        print(f"wrote {len(results)} cases to {a.out}")
+        write_fixture(a.out, script, megatron_commit=commit, stubbed=stubs, cases=results, **(doc or {}))
     else:
         ap.error("give --extract DIR or --run DIR")
