@@ -126,11 +126,7 @@ func TestBridgeDeferEmbeddingWgrad(t *testing.T) {
 			"        \"gradient_accumulation_fusion\": False,\n        \"defer_embedding_wgrad_compute\": False,\n",
 			"        \"gradient_accumulation_fusion\": False,\n        \"defer_embedding_wgrad_compute\": False,\n"},
 	} {
-		out := bridgeText(t, tc.training, "{name: language, num_ranks: 4, pp: 2}")
-		lang, vis := strings.Index(out, "    \"language\": {\n"), strings.Index(out, "    \"vision\": {\n")
-		require.True(t, lang > 0 && vis > lang, out)
-		assert.Contains(t, out[lang:vis], tc.language, tc.training)
-		assert.Contains(t, out[vis:], tc.vision, tc.training)
+		assertModuleConfigs(t, bridgeText(t, tc.training, "{name: language, num_ranks: 4, pp: 2}"), tc.training, tc.language, tc.vision)
 	}
 }
 
@@ -151,10 +147,17 @@ func TestBridgeCrossEntropyFusion(t *testing.T) {
 			"        \"cross_entropy_loss_fusion\": False,\n        \"cross_entropy_fusion_impl\": \"te\",\n",
 			"        \"cross_entropy_loss_fusion\": False,\n        \"cross_entropy_fusion_impl\": \"te\",\n"},
 	} {
-		out := bridgeText(t, tc.training, "{name: language, num_ranks: 4}")
-		lang, vis := strings.Index(out, "    \"language\": {\n"), strings.Index(out, "    \"vision\": {\n")
-		require.True(t, lang > 0 && vis > lang, out)
-		assert.Contains(t, out[lang:vis], tc.language, tc.training)
-		assert.Contains(t, out[vis:], tc.vision, tc.training)
+		assertModuleConfigs(t, bridgeText(t, tc.training, "{name: language, num_ranks: 4}"), tc.training, tc.language, tc.vision)
 	}
+}
+
+// assertModuleConfigs checks that Bridge's config text out holds language
+// in the language model's TransformerConfig and vision in the encoder's
+// (written after it).
+func assertModuleConfigs(t *testing.T, out, training, language, vision string) {
+	t.Helper()
+	lang, vis := strings.Index(out, "    \"language\": {\n"), strings.Index(out, "    \"vision\": {\n")
+	require.True(t, lang > 0 && vis > lang, out)
+	assert.Contains(t, out[lang:vis], language, training)
+	assert.Contains(t, out[vis:], vision, training)
 }
