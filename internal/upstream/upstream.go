@@ -34,10 +34,10 @@ const (
 const (
 	PRBridgeTraining  = 2869 // Bridge: MIMO training; tp power of two, dp pairwise divisible, encoder dp >= language dp
 	PRBridgeEncoderDP = 4071 // Bridge: the encoder dp >= language dp check dropped
+	PRBridgeExpert    = 4485 // Bridge: expert_model_parallel_size; encoders dense; spans tile the world
 
 	PRTECrossEntropyOff  = 5115 // Megatron-LM and ModelParallelConfig refuse Transformer Engine's fused loss
 	PRTECrossEntropyWarn = 5162 // ModelParallelConfig only warns of it; Megatron-LM's arguments still refuse
-	PRBridgeExpert       = 4485 // Bridge: expert_model_parallel_size; encoders dense; spans tile the world
 
 	PRArgs          = 5375 // examples/mimo/training/args.py: --encoder-*/--llm-*
 	PRDistOpt       = 5602 // the MIMO example refuses to start without --use-distributed-optimizer
