@@ -1,7 +1,6 @@
 package validate
 
 import (
-	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/model"
 )
@@ -30,7 +29,5 @@ func (c *checker) deferral() {
 			pp = m.PP
 		}
 	}
-	for _, v := range model.CheckDeferral(lt.Model(), pp) {
-		c.d.Add(diag.RuleID(v.Rule), c.l.Pos(v.Key), "", v.Hint, "%s", v.Message)
-	}
+	c.trainingViolations(model.CheckDeferral(lt.Model(), pp))
 }

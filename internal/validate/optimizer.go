@@ -15,7 +15,13 @@ func (c *checker) optimizer() {
 	if lt == nil {
 		return
 	}
-	for _, v := range model.CheckOptimizer(lt.Model()) {
+	c.trainingViolations(model.CheckOptimizer(lt.Model()))
+}
+
+// trainingViolations reports the model's verdicts on the training block
+// alone, each at the training key it names, for no module.
+func (c *checker) trainingViolations(vs []model.Violation) {
+	for _, v := range vs {
 		c.d.Add(diag.RuleID(v.Rule), c.l.Pos(v.Key), "", v.Hint, "%s", v.Message)
 	}
 }
