@@ -29,7 +29,6 @@ Usage: scripts/gen-defer-wgrad-fixtures.py [--mirror MIRROR] [--out FILE]
 import argparse
 import os
 import sys
-import traceback
 
 import upstream_stub
 
@@ -58,8 +57,7 @@ def run(mpc, kw):
     try:
         cfg = mpc.ModelParallelConfig(pipeline_dtype=sys.modules["torch"].bfloat16, **kw)
     except ValueError as e:
-        line = [f.lineno for f in traceback.extract_tb(e.__traceback__) if f.filename == MODULE][-1]
-        return {"outcome": "raises", "exception": "ValueError", "line": line, "message": str(e)}
+        return {"outcome": "raises", "exception": "ValueError", "line": upstream_stub.raised_at(e, MODULE), "message": str(e)}
     return {"outcome": "ok", "result": {k: getattr(cfg, k) for k in kw}}
 
 

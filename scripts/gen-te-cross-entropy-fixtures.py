@@ -27,7 +27,6 @@ import argparse
 import os
 import subprocess
 import sys
-import traceback
 import warnings
 
 import upstream_stub
@@ -59,8 +58,7 @@ def run(mpc, kw, src):
         try:
             mpc.ModelParallelConfig(**kw)
         except AssertionError as e:
-            line = [f.lineno for f in traceback.extract_tb(e.__traceback__) if f.filename == MODULE][-1]
-            return {"outcome": "raises", "line": line, "message": str(e)}
+            return {"outcome": "raises", "line": upstream_stub.raised_at(e, MODULE), "message": str(e)}
     mine = [w for w in caught if "cross entropy" in str(w.message)]
     if mine:
         return {"outcome": "warns", "line": warn_line(src, str(mine[0].message)), "message": str(mine[0].message)}

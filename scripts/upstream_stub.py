@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 import tarfile
+import traceback
 import types
 
 
@@ -61,6 +62,11 @@ def module(name, path=None, src=None):
     if src is not None:
         exec(compile(src, path or name, "exec"), m.__dict__)
     return m
+
+
+def raised_at(e, name):
+    """The line of the innermost frame of e's traceback in the code module() compiled as name."""
+    return [f.lineno for f in traceback.extract_tb(e.__traceback__) if f.filename == name][-1]
 
 
 class Stub(types.ModuleType):
