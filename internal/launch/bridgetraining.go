@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mimoplan/mimoplan/internal/grid"
 	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/megatron"
 	"github.com/mimoplan/mimoplan/internal/topo"
@@ -19,10 +18,9 @@ import (
 // (DistributedDataParallelConfig.grad_reduce_in_fp32 is False there, while
 // Megatron-LM reduces in fp32 under bf16; so is TransformerConfig's
 // gradient_accumulation_fusion, which Megatron-LM turns on). Sequence
-// parallelism, defer_embedding_wgrad_compute (the output layer's, which
-// only the language model has) and cross_entropy_loss_fusion (the loss's,
-// which only the language model computes) go to the language model alone, as
-// layout.ModelTraining gives them, and
+// parallelism, tp_comm_overlap, defer_embedding_wgrad_compute and the
+// loss's fusion go to the language model alone, each module's as
+// layout.ModuleTraining gives them (the estimate reads the same), and
 // overlap_p2p_comm is each module's as Megatron-LM settles it
 // (layout.OverlapP2PComm: off without a virtual pipeline), since Megatron-core's
 // non-interleaved schedule raises on it (schedules.py:2181 at d98e8a6) and
@@ -33,10 +31,7 @@ func writeBridgeTraining(w io.Writer, t *topo.Topology) {
 	if lt == nil {
 		return
 	}
-	values := map[string]string{}
-	for _, k := range layout.TrainingKeys() {
-		values[k.Name] = k.Value(lt)
-	}
+	values := trainingValues(lt)
 	fmt.Fprint(w, `
 
 # The layout's training block as Megatron-Bridge's config fields: set
@@ -60,16 +55,15 @@ from megatron.core.transformer.enums import AttnBackend
 	fmt.Fprint(w, "TRANSFORMER_CONFIG = {\n")
 	for i, m := range t.Modules {
 		fmt.Fprintf(w, "    %q: {\n", m.Name)
+		mod := &t.Layout.Modules[i]
+		own := trainingValues(t.Layout.ModuleTraining(mod))
 		for _, c := range megatron.BridgeConfigs {
 			if !slices.Contains(c.Configs, "transformer") {
 				continue
 			}
-			v := values[c.Key]
-			switch {
-			case languageOnly[c.Key] && m.Name != grid.LanguageModule:
-				v = "false"
-			case c.Key == "overlap_p2p_comm":
-				v = strconv.FormatBool(t.Layout.OverlapP2PComm(&t.Layout.Modules[i], m.PP))
+			v := own[c.Key]
+			if c.Key == "overlap_p2p_comm" {
+				v = strconv.FormatBool(t.Layout.OverlapP2PComm(mod, m.PP))
 			}
 			fmt.Fprintf(w, "        %q: %s,\n", c.Key, pythonValue(c.Key, v))
 		}
@@ -78,10 +72,13 @@ from megatron.core.transformer.enums import AttnBackend
 	fmt.Fprint(w, "}\n")
 }
 
-// languageOnly are the training keys that only the language model's
-// TransformerConfig turns on; the others' get false.
-var languageOnly = map[string]bool{
-	"sequence_parallel": true, "defer_embedding_wgrad_compute": true, "cross_entropy_loss_fusion": true,
+// trainingValues are lt's keys as a layout writes them.
+func trainingValues(lt *layout.Training) map[string]string {
+	values := map[string]string{}
+	for _, k := range layout.TrainingKeys() {
+		values[k.Name] = k.Value(lt)
+	}
+	return values
 }
 
 // pythonValue writes a training key's layout value as Python: a bool, a

@@ -133,8 +133,8 @@ func TestBridgeDeferEmbeddingWgrad(t *testing.T) {
 // TestBridgeCrossEntropyFusion: the loss's fusion goes to the language
 // model's TransformerConfig alone (an encoder computes no loss), written
 // false where the layout is silent, since Bridge's GPT provider turns it
-// on by default (gpt_provider.py:205 at 067f987); the implementation to
-// every module, at the layout's value.
+// on by default (gpt_provider.py:205 at 067f987); so does its
+// implementation, an encoder's at Megatron's default (native).
 func TestBridgeCrossEntropyFusion(t *testing.T) {
 	for _, tc := range []struct{ training, language, vision string }{
 		{"{use_distributed_optimizer: true}",
@@ -145,9 +145,25 @@ func TestBridgeCrossEntropyFusion(t *testing.T) {
 			"        \"cross_entropy_loss_fusion\": False,\n        \"cross_entropy_fusion_impl\": \"native\",\n"},
 		{"{cross_entropy_fusion_impl: te}",
 			"        \"cross_entropy_loss_fusion\": False,\n        \"cross_entropy_fusion_impl\": \"te\",\n",
-			"        \"cross_entropy_loss_fusion\": False,\n        \"cross_entropy_fusion_impl\": \"te\",\n"},
+			"        \"cross_entropy_loss_fusion\": False,\n        \"cross_entropy_fusion_impl\": \"native\",\n"},
 	} {
 		assertModuleConfigs(t, bridgeText(t, tc.training, "{name: language, num_ranks: 4}"), tc.training, tc.language, tc.vision)
+	}
+}
+
+// TestBridgeTPCommOverlap: tp_comm_overlap goes to the language model's
+// TransformerConfig alone, with the sequence parallelism it needs: an
+// encoder runs without either, as the estimate costs it.
+func TestBridgeTPCommOverlap(t *testing.T) {
+	for _, tc := range []struct{ training, language, vision string }{
+		{"{sequence_parallel: true, tp_comm_overlap: true}",
+			"        \"sequence_parallel\": True,\n", "        \"sequence_parallel\": False,\n"},
+		{"{sequence_parallel: true, tp_comm_overlap: true}",
+			"        \"tp_comm_overlap\": True,\n", "        \"tp_comm_overlap\": False,\n"},
+		{"{sequence_parallel: true}",
+			"        \"tp_comm_overlap\": False,\n", "        \"tp_comm_overlap\": False,\n"},
+	} {
+		assertModuleConfigs(t, bridgeText(t, tc.training, "{name: language, num_ranks: 4, tp: 2}"), tc.training, tc.language, tc.vision)
 	}
 }
 
