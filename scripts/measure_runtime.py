@@ -111,6 +111,9 @@ def env_info(optimizer=None):
         "gpu": torch.cuda.get_device_name(), "python": platform.python_version(),
         "megatron_commit": os.environ.get("MEGATRON_COMMIT", "unknown"),
         "script_version": os.environ.get("MEASURE_SCRIPT_VERSION", "unknown"),
+        # The caching allocator's options (expandable_segments moves its
+        # reserve above the peak: docs/estimate.md).
+        "pytorch_cuda_alloc_conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""),
     }
     try:
         info["driver"] = subprocess.run(
