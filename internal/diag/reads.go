@@ -173,6 +173,7 @@ var reads = map[RuleID]string{
 	RuleInvalidPort:              Anything,
 	RuleMicroBatchRequired:       Anything,
 	RuleTrainingArgumentConflict: Anything,
+	RuleEnvConflict:              Anything,
 }
 
 // bridgeReads are the rules whose inputs differ on target

@@ -100,4 +100,5 @@ const (
 	RuleInvalidPort                    RuleID = "invalid-port"
 	RuleMicroBatchRequired             RuleID = "micro-batch-required"
 	RuleTrainingArgumentConflict       RuleID = "training-argument-conflict"
+	RuleEnvConflict                    RuleID = "env-conflict"
 )

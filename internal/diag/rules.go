@@ -126,6 +126,7 @@ var catalogue = []Rule{
 	{RuleInvalidPort, Error, "The master port is not a decimal number in 1-65535.", "TCP"},
 	{RuleMicroBatchRequired, Error, "A Megatron-LM plan without --micro-batch-size, or with one that fails the fan-out check.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:693, examples/mimo/training/args.py:102"},
 	{RuleTrainingArgumentConflict, Error, "A program argument sets a training setting to another value than the layout's training block (Megatron's default where the layout leaves it out).", "mimoplan launch-plan (the layout's training block is what validate, estimate and suggest read)"},
+	{RuleEnvConflict, Error, "--env gives a variable of the layout's env block another value.", "mimoplan launch-plan (the layout's env block is what estimate reads)"},
 }
 
 // Rules returns the catalogue in documentation order.

@@ -4,6 +4,9 @@ package launch
 
 import (
 	"fmt"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/layout"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,7 +38,42 @@ var planSets = map[string]bool{
 	"PET_NNODES": true, "PET_NPROC_PER_NODE": true, "PET_MASTER_PORT": true,
 }
 
-func buildEnv(o Options, mimo []EnvVar) ([]EnvVar, error) {
+// layoutEnv reports what of the layout's env block no plan can set (a
+// variable torchrun or the plan itself sets) and every --env that gives
+// one of its variables another value: the job would not run the
+// environment the estimate read.
+func layoutEnv(d *diag.List, l *layout.Layout, given []EnvVar) {
+	for _, e := range l.Env {
+		switch {
+		case torchrunSets[e.Name]:
+			d.Add(diag.RuleInvalidValue, l.EnvPos(e.Name), "", "remove it from env: torchrun gives every worker its own",
+				"env.%s is set by torchrun for every worker: a layout cannot set it", e.Name)
+		case planSets[e.Name]:
+			d.Add(diag.RuleInvalidValue, l.EnvPos(e.Name), "", "rename it: the plans find each node's rank, hosts or topology with it",
+				"env.%s is the launch plans' own variable: a layout cannot set it", e.Name)
+		}
+	}
+	for _, g := range given {
+		if v, ok := l.EnvValue(g.Name); ok && v != g.Value {
+			d.Add(diag.RuleEnvConflict, l.EnvPos(g.Name), "",
+				fmt.Sprintf("set env.%s: %q in the layout (what the plan sets and mimoplan checks) and drop --env %s", g.Name, g.Value, g.Name),
+				"--env %s=%s, but the layout's env.%s is %q: the job would not run the environment mimoplan checked", g.Name, g.Value, g.Name, v)
+		}
+	}
+}
+
+// layoutEnvVars is the layout's env block as the plan sets it.
+func layoutEnvVars(l *layout.Layout) []EnvVar {
+	out := make([]EnvVar, len(l.Env))
+	for i, e := range l.Env {
+		out[i] = EnvVar{e.Name, e.Value}
+	}
+	return out
+}
+
+// buildEnv is every rank's environment: the plan's own variables, then
+// fixed (the MIMO_* variables and the layout's env block), then --env.
+func buildEnv(o Options, fixed []EnvVar) ([]EnvVar, error) {
 	omp := o.OMPThreads
 	if omp <= 0 {
 		omp = 1
@@ -47,7 +85,7 @@ func buildEnv(o Options, mimo []EnvVar) ([]EnvVar, error) {
 	if o.TopologyPath != "" {
 		env = append(env, EnvVar{TopologyEnv, o.TopologyPath})
 	}
-	env = append(env, mimo...)
+	env = append(env, fixed...)
 	for _, e := range o.Env {
 		if !envName.MatchString(e.Name) {
 			return nil, fmt.Errorf("environment variable name %q is not a valid name ([A-Za-z_][A-Za-z0-9_]*)", e.Name)

@@ -309,7 +309,8 @@ func Build(t *topo.Topology, o Options) (*Plan, *diag.List, error) {
 	if t.Target == layout.TargetMegatronBridge {
 		mimo = BridgeEnv(t)
 	}
-	env, err := buildEnv(o, mimo)
+	layoutEnv(d, l, o.Env)
+	env, err := buildEnv(o, append(mimo, layoutEnvVars(l)...))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -41,6 +41,9 @@ type Layout struct {
 	Cluster       *Cluster
 	Batch         *Batch
 	Training      *Training // nil when not given
+	// Env is the env block: the environment every rank gets, in the
+	// order the layout states it (env.go).
+	Env []EnvVar
 	// GPUMemory is cluster.gpu_memory in bytes; 0 when not given.
 	GPUMemory int64
 	Modules   []Module

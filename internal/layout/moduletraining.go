@@ -68,6 +68,7 @@ func (l *Layout) ModuleTraining(m *Module) *Training {
 // the module's dp.
 func (l *Layout) ModelTraining(m *Module, dp int) model.Training {
 	t := l.ModuleTraining(m).Model()
+	t.ExpandableSegments = l.ExpandableSegments()
 	t.Frozen = m.Freeze
 	t.MicroBatchSize = 1
 	if l.Batch != nil {

@@ -68,8 +68,9 @@ type field struct {
 	key, value *yaml.Node
 }
 
-// fields checks that n is a mapping of known keys and returns the values by
-// key. module is the module the mapping belongs to ("" for none).
+// fields checks that n is a mapping of known keys (any plain key where
+// known is nil) and returns the values by key. module is the module the
+// mapping belongs to ("" for none).
 func (p *parser) fields(n *yaml.Node, what, module string, known []string) (map[string]field, bool) {
 	n = resolve(n)
 	if n.Kind != yaml.MappingNode {
@@ -81,7 +82,11 @@ func (p *parser) fields(n *yaml.Node, what, module string, known []string) (map[
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := resolve(n.Content[i]), n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			p.d.Add(diag.RuleUnknownField, nodePos(k), module, "keys are plain names such as "+known[0], "%s has a key that is %s", what, describe(k))
+			hint := "keys are plain names"
+			if len(known) > 0 {
+				hint += " such as " + known[0]
+			}
+			p.d.Add(diag.RuleUnknownField, nodePos(k), module, hint, "%s has a key that is %s", what, describe(k))
 			continue
 		}
 		if k.Tag == "!!merge" {
@@ -97,7 +102,7 @@ func (p *parser) fields(n *yaml.Node, what, module string, known []string) (map[
 			p.d.Add(diag.RuleYAMLSyntax, nodePos(k), module, "remove one of the two", "%skey %q is given twice (first at line %d)", where, clip(k.Value), prev.key.Line)
 			continue
 		}
-		if !slices.Contains(known, k.Value) {
+		if known != nil && !slices.Contains(known, k.Value) {
 			hint := "known keys: " + strings.Join(known, ", ")
 			if s := suggest(k.Value, known); s != "" {
 				hint = fmt.Sprintf("did you mean %q? (%s)", s, hint)

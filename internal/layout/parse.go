@@ -12,7 +12,7 @@ import (
 )
 
 var (
-	topFields     = []string{"version", "name", "target", "target_version", "world_size", "cluster", "batch", "training", "modules"}
+	topFields     = []string{"version", "name", "target", "target_version", "world_size", "cluster", "batch", "training", "env", "modules"}
 	clusterFields = []string{"nodes", "gpus_per_node", "gpu_memory"}
 	batchFields   = []string{"micro_batch_size", "global_batch_size"}
 
@@ -102,6 +102,7 @@ func (p *parser) top(root *yaml.Node) {
 	p.world(fs)
 	p.batch(fs)
 	p.training(fs)
+	p.env(fs)
 	p.modules(fs)
 	p.specTop(fs)
 }

@@ -114,6 +114,11 @@ type Training struct {
 	CrossEntropyLossFusion bool   `json:"cross_entropy_loss_fusion,omitempty"`
 	CrossEntropyFusionImpl string `json:"cross_entropy_fusion_impl,omitempty"`
 
+	// ExpandableSegments is PyTorch's caching allocator with expandable
+	// segments (the layout's env: PYTORCH_CUDA_ALLOC_CONF), whose reserve
+	// above the peak allocation is measured apart (overhead.go).
+	ExpandableSegments bool `json:"expandable_segments,omitempty"`
+
 	// Frozen is the module's freeze key: its parameters do not train (no
 	// gradients, no optimizer state).
 	Frozen bool `json:"freeze,omitempty"`
