@@ -204,7 +204,7 @@ func stackWeights(e *Estimate, p *Parallel, t *Training, w weights) {
 			e.Add(Term{Name: TermOptimizerStep, Part: PartWeights, Bytes: d,
 				Why: "torch's AdamW (no Transformer Engine or Apex) takes a temporary fp32 copy of the parameters it updates in its step, after the activations are freed: the peak is the larger of the two"})
 		}
-		if withSlack > 0 {
+		if withSlack > 0 && !t.ExpandableSegments {
 			e.Add(Term{Name: TermOptimizerStepSlack, Part: PartOverhead, Bytes: withSlack - max(d, 0),
 				Why: fmt.Sprintf("torch's foreach AdamW allocates its temporaries tensor by tensor; at a peak that is the step, the allocator reserved %.0f%% of the copy above it (measured 29%% to 79%%)", 100*TorchAdamSlackFraction)})
 		}

@@ -111,6 +111,49 @@ func TestTotalAddsOverheads(t *testing.T) {
 	assert.Contains(t, termNames(e), TermMoEFragmentation)
 }
 
+// With expandable segments the allocator's reserve is its own measured
+// fraction of the body, and neither a MoE model nor torch AdamW's step
+// adds one of its own.
+func TestExpandableSegmentsOverheads(t *testing.T) {
+	c := Config{NumLayers: 4, HiddenSize: 1024, NumAttentionHeads: 16, SeqLength: 2048, VocabSize: 50257}
+	m := c
+	m.NumExperts, m.MoERouterTopK = 4, 2
+	// Short samples: the peak is the optimizer's step.
+	step := Config{NumLayers: 24, HiddenSize: 2048, NumAttentionHeads: 16, SeqLength: 128, VocabSize: 50257}
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		par  Parallel
+		tr   Training
+	}{
+		{"dense", c, Parallel{NumRanks: 2}, Training{MicroBatchSize: 2}},
+		{"moe", m, Parallel{NumRanks: 4, EP: 2}, Training{MicroBatchSize: 2}},
+		{"torch adamw", step, Parallel{NumRanks: 1}, Training{MicroBatchSize: 1, TransformerImpl: ImplLocal}},
+	} {
+		def, exp := tc.tr, tc.tr
+		exp.ExpandableSegments = true
+		a, b := Total(tc.cfg, tc.par, def), Total(tc.cfg, tc.par, exp)
+		body := b.WeightAndOptimizerBytes() + b.ActivationBytes()
+		assert.InDelta(t, ExpandableSlackFraction*body, termBytes(b, TermAllocatorSlack), 1, tc.name)
+		assert.InDelta(t, AllocatorSlackFraction*body, termBytes(a, TermAllocatorSlack), 1, tc.name)
+		assert.NotContains(t, termNames(b), TermMoEFragmentation, tc.name)
+		assert.NotContains(t, termNames(b), TermOptimizerStepSlack, tc.name)
+		assert.Less(t, b.TotalBytes(), a.TotalBytes(), tc.name)
+	}
+	assert.Contains(t, termNames(Total(m, Parallel{NumRanks: 4, EP: 2}, Training{MicroBatchSize: 2})), TermMoEFragmentation)
+	assert.Contains(t, termNames(Total(step, Parallel{NumRanks: 1}, Training{MicroBatchSize: 1, TransformerImpl: ImplLocal})), TermOptimizerStepSlack)
+}
+
+func termBytes(e Estimate, name string) float64 {
+	var b float64
+	for _, t := range e.Terms {
+		if t.Name == name {
+			b += t.Bytes
+		}
+	}
+	return b
+}
+
 func termNames(e Estimate) []string {
 	var n []string
 	for _, t := range e.Terms {
