@@ -23,7 +23,7 @@ import (
 //   - modules.<module key>: that key of every module;
 //   - placement: whether the modules share one span (colocated) or not;
 //   - a layout key (LayoutKeys): target, target_version, world_size,
-//     cluster, batch, training, names (the modules' names and order);
+//     cluster, batch, training, env, names (the modules' names and order);
 //   - Anything: the file, the command line or the machine.
 //
 // The rules after the core ones run on modules whose sizes are sound, and
@@ -43,7 +43,7 @@ const Anything = "*"
 var ModuleKeys = []string{"name", "num_ranks", "rank_offset", "tp", "gtp_remat", "cp", "pp", "vpp", "dp", "ep", "expt_tp", "expt_gtp_remat", "num_experts", "model", "split"}
 
 // LayoutKeys are the layout-level keys a declaration may name.
-var LayoutKeys = []string{"target", "target_version", "world_size", "cluster", "batch", "training", "names"}
+var LayoutKeys = []string{"target", "target_version", "world_size", "cluster", "batch", "training", "env", "names"}
 
 // Input prefixes: another module's keys, and expert sizes read through
 // an MoE model.
@@ -127,6 +127,7 @@ var reads = map[RuleID]string{
 	RuleWgradDeferralNegative:       "training",
 	RuleTECrossEntropyDisabled:      "training target target_version",
 	RuleTECrossEntropyUnstable:      "training target target_version",
+	RuleDeviceConnections:           "env training modules.tp",
 	RuleTPCommOverlapNeedsSP:        modelInputs + "tp",
 	RuleLocalAttentionNeedsLocal:    modelInputs,
 	RuleFP8NeedsTE:                  modelInputs,
@@ -137,7 +138,7 @@ var reads = map[RuleID]string{
 	RuleMoEBiasNeedsExptTP1:      modelInputs + "experts.expt_tp",
 	RuleMLAOutputGateUnsupported: modelInputs,
 	RuleGPUMemoryShort: modelInputs + "num_ranks tp gtp_remat cp pp vpp split dp ep experts.expt_tp experts.expt_gtp_remat num_experts " +
-		"language.dp language.gtp_remat batch cluster target placement " +
+		"language.dp language.gtp_remat batch cluster target placement env " +
 		"colocated.model colocated.name colocated.num_ranks colocated.tp colocated.gtp_remat colocated.cp colocated.pp colocated.vpp colocated.split colocated.dp " +
 		"colocated.ep colocated.experts.expt_tp colocated.experts.expt_gtp_remat colocated.num_experts",
 

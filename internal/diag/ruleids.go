@@ -64,6 +64,7 @@ const (
 	RuleWgradDeferralNegative          RuleID = "wgrad-deferral-limit-negative"
 	RuleTECrossEntropyDisabled         RuleID = "te-cross-entropy-fusion-disabled"
 	RuleTECrossEntropyUnstable         RuleID = "te-cross-entropy-fusion-unstable"
+	RuleDeviceConnections              RuleID = "device-connections"
 	RuleTPCommOverlapNeedsSP           RuleID = "tp-comm-overlap-needs-sp"
 	RuleLocalAttentionNeedsLocal       RuleID = "local-attention-needs-local-impl"
 	RuleFP8NeedsTE                     RuleID = "fp8-needs-transformer-engine"

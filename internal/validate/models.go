@@ -31,6 +31,7 @@ func (c *checker) models() {
 	c.optimizer()
 	c.deferral()
 	c.teCrossEntropy()
+	c.deviceConnections()
 	for i := range c.l.Modules {
 		lm := &c.l.Modules[i]
 		if lm.Model == nil && !lm.SizesUnread && lm.PP == 1 && lm.VPP > 1 {

@@ -25,7 +25,11 @@ type randLayout struct {
 	mods              []randModule
 	distributedOptim  bool
 	recomputeSelected bool
+	env               string // the env block's flow mapping; "" for none
 }
+
+var randEnvs = []string{"", "", "{PYTORCH_CUDA_ALLOC_CONF: expandable_segments:True}", "{CUDA_DEVICE_MAX_CONNECTIONS: 1}",
+	"{CUDA_DEVICE_MAX_CONNECTIONS: 8, PYTORCH_CUDA_ALLOC_CONF: expandable_segments:True}"}
 
 type randModule struct {
 	name                                string
@@ -60,7 +64,11 @@ func (l *randLayout) text() string {
 	if l.recomputeSelected {
 		b.WriteString(", recompute_granularity: selective")
 	}
-	b.WriteString("}\nmodules:\n")
+	b.WriteString("}\n")
+	if l.env != "" {
+		fmt.Fprintf(&b, "env: %s\n", l.env)
+	}
+	b.WriteString("modules:\n")
 	for _, m := range l.mods {
 		fmt.Fprintf(&b, "  - {name: %s, num_ranks: %d, rank_offset: %d, tp: %d, gtp_remat: %d, cp: %d, pp: %d, vpp: %d, ep: %d, expt_tp: %d, expt_gtp_remat: %d",
 			m.name, m.n, m.off, m.tp, m.gtp, m.cp, m.pp, m.vpp, m.ep, m.etp, m.egtp)
@@ -110,7 +118,8 @@ func (l *randLayout) place(r *rand.Rand) {
 func newRandLayout(r *rand.Rand) *randLayout {
 	l := &randLayout{target: pick(r, "core", "megatron-lm", "megatron-bridge"), nodes: pick(r, 1, 2), gpn: pick(r, 4, 8),
 		memory: pick(r, "", "", "1GiB", "3GiB"), mbs: pick(r, 0, 1, 2, 4), gbs: pick(r, 0, 8, 16, 24, 64),
-		sp: r.IntN(2) == 0, colocated: r.IntN(3) == 0, distributedOptim: r.IntN(2) == 0, recomputeSelected: r.IntN(3) == 0}
+		sp: r.IntN(2) == 0, colocated: r.IntN(3) == 0, distributedOptim: r.IntN(2) == 0, recomputeSelected: r.IntN(3) == 0,
+		env: pick(r, randEnvs...)}
 	names := [][]string{{"vision", "language"}, {"language", "vision"}, {"vision", "audio", "language"}, {"language"}}[r.IntN(4)]
 	for _, name := range names {
 		m := randModule{name: name, model: pick(r, randModels...)}
@@ -125,12 +134,12 @@ func newRandLayout(r *rand.Rand) *randLayout {
 }
 
 // mutate changes one or two things of l: a module's size, num_experts or
-// model, the spans, the batch, the target or the training.
+// model, the spans, the batch, the target, the training or the env.
 func (l *randLayout) mutate(r *rand.Rand) {
 	for range 1 + r.IntN(2) {
 		m := &l.mods[r.IntN(len(l.mods))]
 		v := pick(r, 1, 2, 4)
-		switch r.IntN(15) {
+		switch r.IntN(16) {
 		case 0:
 			m.tp = v
 		case 1:
@@ -162,6 +171,8 @@ func (l *randLayout) mutate(r *rand.Rand) {
 			l.sp, l.distributedOptim = r.IntN(2) == 0, r.IntN(2) == 0
 		case 14:
 			l.memory = pick(r, "", "1GiB", "3GiB")
+		case 15:
+			l.env = pick(r, randEnvs...)
 		}
 	}
 }
@@ -245,6 +256,8 @@ func inputs(res *validate.Result, rule diag.RuleID, name string) string {
 			out = append(out, fmt.Sprintf("%+v", l.Batch))
 		case in == "training":
 			out = append(out, fmt.Sprintf("%+v", l.Training))
+		case in == "env":
+			out = append(out, fmt.Sprintf("%+v", l.Env))
 		case in == "names":
 			for _, m := range l.Modules {
 				out = append(out, m.Name)
@@ -279,7 +292,7 @@ func fired(res *validate.Result, rule diag.RuleID, name string) bool {
 // rule declares it reads (diag.Reads) never changes that rule's verdict,
 // wherever the rule runs (both layouts build every module's grid). On
 // random layouts of two or three modules with small models, each changed
-// in one or two of its sizes, spans, models, batch, target or training.
+// in one or two of its sizes, spans, models, batch, target, training or env.
 func TestRuleReadsItsDeclaredInputs(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(21, 25))
