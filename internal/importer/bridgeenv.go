@@ -131,7 +131,7 @@ func readScript(r io.Reader, prefix string) (env map[string]string, topology []b
 		}
 		for _, w := range words {
 			name, val, ok := strings.Cut(w, "=")
-			if !ok || !envName.MatchString(name) {
+			if !ok || !layout.EnvNamePattern.MatchString(name) {
 				break
 			}
 			if strings.HasPrefix(name, prefix) {
@@ -169,8 +169,6 @@ func topologyTraining(topology []byte) ([]Setting, error) {
 	}
 	return out, nil
 }
-
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // shellWords splits one line into words, removing quotes; it stops at an
 // unquoted # (a comment) or ; and ignores what it cannot read.

@@ -87,7 +87,7 @@ func buildEnv(o Options, fixed []EnvVar) ([]EnvVar, error) {
 	}
 	env = append(env, fixed...)
 	for _, e := range o.Env {
-		if !envName.MatchString(e.Name) {
+		if !layout.EnvNamePattern.MatchString(e.Name) {
 			return nil, fmt.Errorf("environment variable name %q is not a valid name ([A-Za-z_][A-Za-z0-9_]*)", e.Name)
 		}
 		if torchrunSets[e.Name] {
