@@ -41,7 +41,6 @@ func checkPort(d *diag.List, o Options) int {
 // It may not start with '-', which ssh or srun would take for an option.
 var hostName = regexp.MustCompile(`^(\[[0-9A-Za-z:.%_-]+\]|[0-9A-Za-z:.%_][0-9A-Za-z:.%_-]*)$`)
 
-
 func checkHostNames(o Options) error {
 	for i, h := range o.Hosts {
 		if !hostName.MatchString(h) {
