@@ -1,6 +1,7 @@
 package layout_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,6 +32,15 @@ func checkParse(t *testing.T, data []byte) {
 		if l.Version != 1 || l.WorldSize < 1 || len(l.Modules) == 0 {
 			t.Errorf("accepted without version, world or modules: %+v", l)
 		}
+	}
+	// The env block keeps only variables a plan can set, each at its place.
+	for _, e := range l.Env {
+		if !layout.EnvNamePattern.MatchString(e.Name) || strings.ContainsRune(e.Value, 0) || l.EnvPos(e.Name).Line < 1 {
+			t.Errorf("env variable %q=%q kept without a valid name, a text value or a position", e.Name, e.Value)
+		}
+	}
+	if l.ExpandableSegments() && !strings.Contains(l.Env[slices.IndexFunc(l.Env, func(e layout.EnvVar) bool { return e.Name == layout.AllocConf })].Value, "expandable_segments:True") {
+		t.Errorf("expandable segments without expandable_segments:True in %s", layout.AllocConf)
 	}
 	for _, m := range l.Modules {
 		if !m.Broken && !m.Unplaced && m.NumRanks > 0 && m.End() > 2*layout.MaxWorldSize {

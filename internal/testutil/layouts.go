@@ -45,6 +45,7 @@ func AddLayoutSeeds(f *testing.F) {
 	f.Helper()
 	files := append(Layouts(f, "*.yaml"), GoldenLayouts(f, "*.yaml")...)
 	files = append(files, glob(f, filepath.Join(RepoRoot(), "testdata", "demo", "*.yaml"))...)
+	files = append(files, filepath.Join(RepoRoot(), "testdata", "launch", "moe-env.yaml")) // an env block
 	for _, p := range files {
 		b, err := os.ReadFile(p)
 		if err != nil {
