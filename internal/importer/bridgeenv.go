@@ -170,6 +170,37 @@ func topologyTraining(topology []byte) ([]Setting, error) {
 	return out, nil
 }
 
+// topologyEnv reads the env object of a launch-plan topology back into
+// the layout's env block, in its order (json's maps keep none).
+func topologyEnv(topology []byte) ([]layout.EnvVar, error) {
+	var t struct {
+		Env json.RawMessage `json:"env"`
+	}
+	if err := json.Unmarshal(topology, &t); err != nil {
+		return nil, fmt.Errorf("the plan's topology: %w", err)
+	}
+	if t.Env == nil {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(t.Env))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("the plan's topology: env is not an object")
+	}
+	var out []layout.EnvVar
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("the plan's topology: env: %w", err)
+		}
+		var v string
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("the plan's topology: env.%v: %w", tok, err)
+		}
+		out = append(out, layout.EnvVar{Name: tok.(string), Value: v})
+	}
+	return out, nil
+}
+
 // shellWords splits one line into words, removing quotes; it stops at an
 // unquoted # (a comment) or ; and ignores what it cannot read.
 func shellWords(line string) []string {

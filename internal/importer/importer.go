@@ -31,6 +31,9 @@ type Layout struct {
 	// Model is the language module's model, Training the training
 	// settings; nil when the launch gives none.
 	Model, Training []Setting
+	// Env is the layout's env block, as a launch-plan topology carries it
+	// (each value text); nil when the launch gives none.
+	Env []layout.EnvVar
 }
 
 // YAML writes l as a layout file, through layout's writer: each module's
@@ -67,6 +70,13 @@ func (l *Layout) YAML() (string, error) {
 			return "", err
 		}
 		root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "training"}, t)
+	}
+	if len(l.Env) > 0 {
+		e := &yaml.Node{Kind: yaml.MappingNode}
+		for _, v := range l.Env {
+			layout.PutStr(e, v.Name, v.Value, yaml.DoubleQuotedStyle)
+		}
+		root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "env"}, e)
 	}
 	mods := &yaml.Node{Kind: yaml.SequenceNode}
 	for i := range l.Modules {

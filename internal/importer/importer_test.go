@@ -57,6 +57,7 @@ func same(t *testing.T, want, got *validate.Result) {
 	assert.Equal(t, one(wt.Cluster, wt.WorldSize), one(gt.Cluster, gt.WorldSize))
 	assert.Equal(t, wt.Batch, gt.Batch)
 	assert.Equal(t, want.Layout.Training, got.Layout.Training, "training")
+	assert.Equal(t, want.Layout.Env, got.Layout.Env, "env")
 	require.Len(t, gt.Modules, len(wt.Modules))
 	for i, m := range wt.Modules {
 		g := gt.Module(m.Name)
@@ -217,13 +218,15 @@ func TestMegatronLMDefaultsAndErrors(t *testing.T) {
 
 // TestBridgeEnvRoundTrip: import bridge-env --from-script of a
 // megatron-bridge layout's sh and slurm plans is the layout, its training
-// settings (from the plan's topology) included.
+// settings and its env block (from the plan's topology) included.
 func TestBridgeEnvRoundTrip(t *testing.T) {
 	for name, src := range map[string]string{
 		"llava": "version: 1\ntarget: megatron-bridge\nworld_size: 8\nmodules:\n- {name: language, num_ranks: 4, tp: 4}\n- {name: vision, num_ranks: 4, tp: 4, rank_offset: 4}\n",
 		"audio": "version: 1\ntarget: megatron-bridge\nworld_size: 8\nmodules:\n- {name: language, num_ranks: 4, tp: 4}\n- {name: vision, num_ranks: 2, tp: 2, rank_offset: 4}\n- {name: audio, num_ranks: 2, tp: 2, rank_offset: 6}\n",
 		"pp":    "version: 1\ntarget: megatron-bridge\ncluster: {nodes: 2, gpus_per_node: 8}\nmodules:\n- {name: vision, num_ranks: 4, tp: 1}\n- {name: language, num_ranks: 12, tp: 2, pp: 3, rank_offset: 4}\n",
 		"training": "version: 1\ntarget: megatron-bridge\nworld_size: 8\ntraining: {use_distributed_optimizer: true, sequence_parallel: true, recompute_granularity: full, recompute_method: block, recompute_num_layers: 2, grad_reduce_in_fp32: false, attention_backend: flash}\n" +
+			"modules:\n- {name: language, num_ranks: 4, tp: 4}\n- {name: vision, num_ranks: 4, tp: 4, rank_offset: 4}\n",
+		"env": "version: 1\ntarget: megatron-bridge\nworld_size: 8\nenv: {PYTORCH_CUDA_ALLOC_CONF: \"expandable_segments:True,max_split_size_mb:512\", CUDA_DEVICE_MAX_CONNECTIONS: 1, A_B: 'it''s \"q\" $x'}\n" +
 			"modules:\n- {name: language, num_ranks: 4, tp: 4}\n- {name: vision, num_ranks: 4, tp: 4, rank_offset: 4}\n",
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -472,6 +475,19 @@ func TestImportOverflow(t *testing.T) {
 	env["MIMO_VISION_TP"], env["MIMO_LANGUAGE_OFFSET"] = "1", "9223372036854775807"
 	_, err = BridgeEnv(env)
 	assert.ErrorContains(t, err, "MIMO_LANGUAGE_OFFSET 9223372036854775807 is more than 16777216")
+}
+
+func TestTopologyEnv(t *testing.T) {
+	got, err := topologyEnv([]byte(`{"version":1,"env":{"Z":"1","A":"x:y"},"modules":[]}`))
+	require.NoError(t, err)
+	assert.Equal(t, []layout.EnvVar{{Name: "Z", Value: "1"}, {Name: "A", Value: "x:y"}}, got, "the topology's order")
+	got, err = topologyEnv([]byte(`{"version":1,"modules":[]}`))
+	require.NoError(t, err)
+	assert.Empty(t, got)
+	for _, bad := range []string{`{"env":[1]}`, `{"env":{"A":1}}`, `{"env":`} {
+		_, err = topologyEnv([]byte(bad))
+		assert.ErrorContains(t, err, "the plan's topology", bad)
+	}
 }
 
 func TestTopologyTraining(t *testing.T) {

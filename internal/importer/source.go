@@ -15,6 +15,7 @@ import (
 func BridgeSource(path string, environ []string) (*Layout, error) {
 	env := map[string]string{}
 	var training []Setting
+	var layoutEnv []layout.EnvVar
 	if path != "" {
 		f, err := layout.OpenRegular(path)
 		if err != nil {
@@ -31,6 +32,9 @@ func BridgeSource(path string, environ []string) (*Layout, error) {
 			if training, err = topologyTraining(topology); err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
+			if layoutEnv, err = topologyEnv(topology); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
 		}
 	} else {
 		for _, kv := range environ {
@@ -42,7 +46,7 @@ func BridgeSource(path string, environ []string) (*Layout, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.Training = training
+	l.Training, l.Env = training, layoutEnv
 	return l, nil
 }
 

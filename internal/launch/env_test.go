@@ -14,7 +14,8 @@ const withEnv = threeModule + `env:
 `
 
 // TestLayoutEnv: every plan sets the layout's env block after its own
-// variables and before --env, which may repeat a value but not change it.
+// variables and before --env, which may repeat a value but not change it;
+// the topology carries the block, in its order.
 func TestLayoutEnv(t *testing.T) {
 	p := build(t, withEnv, Options{Hosts: hosts4, Program: []string{"train.py"},
 		Env: []EnvVar{{"NCCL_DEBUG", "INFO"}, {"CUDA_DEVICE_MAX_CONNECTIONS", "1"}}})
@@ -25,6 +26,8 @@ func TestLayoutEnv(t *testing.T) {
 		{"CUDA_DEVICE_MAX_CONNECTIONS", "1"},
 		{"NCCL_DEBUG", "INFO"},
 	}, p.Env)
+	assert.Contains(t, string(p.Topology), `"mode":"non_colocated","env":{"PYTORCH_CUDA_ALLOC_CONF":"expandable_segments:True","CUDA_DEVICE_MAX_CONNECTIONS":"1"},"modules":[`)
+	assert.NotContains(t, string(build(t, threeModule, Options{Hosts: hosts4, Program: []string{"train.py"}}).Topology), `"env"`)
 }
 
 // Each --env that changes a variable of the layout's env block, and each

@@ -61,6 +61,7 @@ func Topology(t *topo.Topology) []byte {
 	}{tj.Version, tj.Name, tj.Target, tj.WorldSize, tj.Mode})
 	b.Write(head[:len(head)-1])
 	b.Write(topologyTraining(t))
+	b.Write(topologyEnv(t))
 	b.WriteString(`,"modules":[`)
 	for i, m := range tj.Modules {
 		if i > 0 {
@@ -102,6 +103,30 @@ func topologyTraining(t *topo.Topology) []byte {
 			v, _ := json.Marshal(kv[1])
 			b.Write(v)
 		}
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// topologyEnv is the layout's env block as ,"env":{...}, in its order, each
+// value the text the plan exports: what mimoplan import reads back, since
+// a plan's exports do not say which came from the layout; nothing without
+// one.
+func topologyEnv(t *topo.Topology) []byte {
+	if t.Layout == nil || len(t.Layout.Env) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	b.WriteString(`,"env":{`)
+	for i, e := range t.Layout.Env {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(e.Name)
+		v, _ := json.Marshal(e.Value)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
 	}
 	b.WriteByte('}')
 	return b.Bytes()
