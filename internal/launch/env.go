@@ -4,13 +4,13 @@ package launch
 
 import (
 	"fmt"
-
-	"github.com/mimoplan/mimoplan/internal/diag"
-	"github.com/mimoplan/mimoplan/internal/layout"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mimoplan/mimoplan/internal/diag"
+	"github.com/mimoplan/mimoplan/internal/layout"
 )
 
 // torchrunSets are the variables torchrun's agent gives every worker

@@ -35,18 +35,19 @@ func (p *parser) env(fs map[string]field) {
 	if !ok {
 		return
 	}
-	fields := make([]field, 0, len(ef))
+	// In the layout's order, which the plans keep.
+	vars := make([]field, 0, len(ef))
 	for _, v := range ef {
-		fields = append(fields, v)
+		vars = append(vars, v)
 	}
-	slices.SortFunc(fields, func(a, b field) int {
+	slices.SortFunc(vars, func(a, b field) int {
 		return cmp.Or(cmp.Compare(a.key.Line, b.key.Line), cmp.Compare(a.key.Column, b.key.Column))
 	})
-	for _, f := range fields {
-		name, v := f.key.Value, resolve(f.value)
+	for _, kv := range vars {
+		name, v := kv.key.Value, resolve(kv.value)
 		pos := nodePos(v)
 		if !EnvNamePattern.MatchString(name) {
-			p.d.Add(diag.RuleInvalidValue, nodePos(f.key), "", "a variable name is letters, digits and _, not starting with a digit",
+			p.d.Add(diag.RuleInvalidValue, nodePos(kv.key), "", "a variable name is letters, digits and _, not starting with a digit",
 				"env: %q is not a variable name", clip(name))
 			continue
 		}
