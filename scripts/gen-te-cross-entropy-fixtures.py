@@ -14,7 +14,7 @@ PR #5162 of 2026-06-05, b57449928a: a UserWarning instead). The grid:
 cross_entropy_loss_fusion x cross_entropy_fusion_impl native, te, the rest
 at ModelParallelConfig's defaults. Megatron-LM's own validate_args assert
 (megatron/training/arguments.py:1697-1702 at d98e8a6, target megatron-lm)
-is read, not run.
+is run by scripts/gen-te-cross-entropy-args-fixtures.py.
 
 Upstream's code is never committed: the file is read from the Megatron-LM
 mirror at each commit and run from memory, on CPU, with torch stubbed (the

@@ -15,7 +15,8 @@ import (
 // that a warning (:536-543 at d98e8a6); targets core and megatron-bridge,
 // which build their configs without validate_args, get the warning.
 // testdata/te-cross-entropy-megatron.json holds ModelParallelConfig's
-// verdicts at the three commits.
+// verdicts at the three commits, testdata/te-cross-entropy-args-megatron.json
+// validate_args' at d98e8a6.
 func (c *checker) teCrossEntropy() {
 	lt := c.l.Training
 	if lt == nil || !lt.CrossEntropyLossFusion || lt.CrossEntropyFusionImpl != "te" {
