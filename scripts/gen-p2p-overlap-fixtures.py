@@ -81,21 +81,20 @@ def cases():
     return out
 
 
-def one_case(root, name, stubs):
+def parse_and_validate(root, argv, world, stubs, keys):
+    """Runs the MIMO example's _parse_and_validate on argv as rank 0 of
+    world ranks from the extracted tree root and prints its RESULT: the
+    arguments keys as validate_args leaves them, or where it raised."""
     sys.path.insert(0, root)
-    pp = cases()[name][0]
-    os.environ.update(RANK="0", WORLD_SIZE=str(pp), LOCAL_RANK="0")
+    os.environ.update(RANK="0", WORLD_SIZE=str(world), LOCAL_RANK="0")
     if stubs:
         sys.meta_path.append(mimovpp.StubFinder(stubs))
     try:
         import examples.mimo.pretrain_mimo as p
 
-        sys.argv = ["pretrain_mimo.py"] + cases()[name][4]
+        sys.argv = ["pretrain_mimo.py"] + argv
         args = p._parse_and_validate()
-        res = {"outcome": "ok", "result": {
-            "pipeline_model_parallel_size": args.pipeline_model_parallel_size,
-            "virtual_pipeline_model_parallel_size": args.virtual_pipeline_model_parallel_size,
-            "overlap_p2p_comm": args.overlap_p2p_comm}}
+        res = {"outcome": "ok", "result": {k: getattr(args, k) for k in keys}}
     except ModuleNotFoundError as e:
         res = {"outcome": "missing", "module": e.name}
     except BaseException as e:  # AssertionError, SystemExit from argparse
@@ -103,6 +102,12 @@ def one_case(root, name, stubs):
                "where": mimovpp.where(e.__traceback__, root),
                "message": " ".join(str(e).split())[:400]}
     print("RESULT " + json.dumps(res))
+
+
+def one_case(root, name, stubs):
+    pp, argv = cases()[name][0], cases()[name][4]
+    parse_and_validate(root, argv, pp, stubs, ["pipeline_model_parallel_size",
+                                               "virtual_pipeline_model_parallel_size", "overlap_p2p_comm"])
 
 
 def fields(case):

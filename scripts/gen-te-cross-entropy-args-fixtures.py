@@ -26,10 +26,6 @@ Usage:
   scripts/gen-te-cross-entropy-args-fixtures.py --run DIR [--out FILE]
 """
 
-import json
-import os
-import sys
-
 import upstream_stub
 
 mimovpp = upstream_stub.script("mimovpp", "gen-mimo-vpp-fixtures.py")
@@ -51,25 +47,8 @@ def cases():
 
 
 def one_case(root, name, stubs):
-    sys.path.insert(0, root)
-    os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0")
-    if stubs:
-        sys.meta_path.append(mimovpp.StubFinder(stubs))
-    try:
-        import examples.mimo.pretrain_mimo as p
-
-        sys.argv = ["pretrain_mimo.py"] + cases()[name][2]
-        args = p._parse_and_validate()
-        res = {"outcome": "ok", "result": {
-            "cross_entropy_loss_fusion": args.cross_entropy_loss_fusion,
-            "cross_entropy_fusion_impl": args.cross_entropy_fusion_impl}}
-    except ModuleNotFoundError as e:
-        res = {"outcome": "missing", "module": e.name}
-    except BaseException as e:  # AssertionError, SystemExit from argparse
-        res = {"outcome": "raises", "exception": type(e).__name__,
-               "where": mimovpp.where(e.__traceback__, root),
-               "message": " ".join(str(e).split())[:400]}
-    print("RESULT " + json.dumps(res))
+    p2p.parse_and_validate(root, cases()[name][2], 1, stubs,
+                           ["cross_entropy_loss_fusion", "cross_entropy_fusion_impl"])
 
 
 def fields(case):
