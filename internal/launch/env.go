@@ -11,6 +11,7 @@ import (
 
 	"github.com/mimoplan/mimoplan/internal/diag"
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/megatron"
 )
 
 // torchrunSets are the variables torchrun's agent gives every worker
@@ -51,6 +52,9 @@ func layoutEnv(d *diag.List, l *layout.Layout, given []EnvVar) {
 		case planSets[e.Name]:
 			d.Add(diag.RuleInvalidValue, l.EnvPos(e.Name), "", "rename it: the plans find each node's rank, hosts or topology with it",
 				"env.%s is the launch plans' own variable: a layout cannot set it", e.Name)
+		case e.Name == TopologyEnv || strings.HasPrefix(e.Name, megatron.BridgeEnvPrefix):
+			d.Add(diag.RuleInvalidValue, l.EnvPos(e.Name), "", "remove it from env: the plan writes it from the layout's modules",
+				"env.%s is what the plan derives from the layout's own modules (the topology, Megatron-Bridge's %s* grid): a layout cannot set it apart", e.Name, megatron.BridgeEnvPrefix)
 		}
 	}
 	for _, g := range given {
@@ -72,7 +76,8 @@ func layoutEnvVars(l *layout.Layout) []EnvVar {
 }
 
 // buildEnv is every rank's environment: the plan's own variables, then
-// fixed (the MIMO_* variables and the layout's env block), then --env.
+// fixed (the MIMO_* variables and the layout's env block), then --env; a
+// name given again takes the later value in its first place.
 func buildEnv(o Options, fixed []EnvVar) ([]EnvVar, error) {
 	omp := o.OMPThreads
 	if omp <= 0 {
@@ -85,7 +90,16 @@ func buildEnv(o Options, fixed []EnvVar) ([]EnvVar, error) {
 	if o.TopologyPath != "" {
 		env = append(env, EnvVar{TopologyEnv, o.TopologyPath})
 	}
-	env = append(env, fixed...)
+	set := func(e EnvVar) {
+		if i := slices.IndexFunc(env, func(v EnvVar) bool { return v.Name == e.Name }); i >= 0 {
+			env[i].Value = e.Value
+			return
+		}
+		env = append(env, e)
+	}
+	for _, e := range fixed {
+		set(e)
+	}
 	for _, e := range o.Env {
 		if !layout.EnvNamePattern.MatchString(e.Name) {
 			return nil, fmt.Errorf("environment variable name %q is not a valid name ([A-Za-z_][A-Za-z0-9_]*)", e.Name)
@@ -102,11 +116,7 @@ func buildEnv(o Options, fixed []EnvVar) ([]EnvVar, error) {
 		if !utf8.ValidString(e.Value) {
 			return nil, fmt.Errorf("environment variable %s is not UTF-8 text, which the json and k8s plans cannot carry unchanged", e.Name)
 		}
-		if i := slices.IndexFunc(env, func(v EnvVar) bool { return v.Name == e.Name }); i >= 0 {
-			env[i].Value = e.Value
-			continue
-		}
-		env = append(env, e)
+		set(e)
 	}
 	return env, nil
 }
