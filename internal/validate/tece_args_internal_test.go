@@ -20,23 +20,18 @@ import (
 // refuses, citing the line it refuses at, and what it accepts stays as
 // given.
 func TestTECrossEntropyArgsMatchMegatron(t *testing.T) {
-	var f struct {
-		Commit string `json:"megatron_commit"`
-		Cases  map[string]struct {
-			Fusion  bool           `json:"cross_entropy_loss_fusion"`
-			Impl    string         `json:"cross_entropy_fusion_impl"`
-			Outcome string         `json:"outcome"`
-			Where   string         `json:"where"`
-			Result  map[string]any `json:"result"`
-		} `json:"cases"`
-	}
-	testutil.LoadMegatron(t, "testdata/te-cross-entropy-args-megatron.json", &f)
-	require.Len(t, f.Cases, 4)
-	require.Equal(t, "d98e8a64ddf34856e74b24714e3bedb2f5a39553", f.Commit)
+	cases := testutil.MegatronCases[struct {
+		Fusion  bool           `json:"cross_entropy_loss_fusion"`
+		Impl    string         `json:"cross_entropy_fusion_impl"`
+		Outcome string         `json:"outcome"`
+		Where   string         `json:"where"`
+		Result  map[string]any `json:"result"`
+	}](t, "testdata/te-cross-entropy-args-megatron.json")
+	require.Len(t, cases, 4)
 	rule, ok := diag.Lookup(string(diag.RuleTECrossEntropyDisabled))
 	require.True(t, ok)
 	refused := 0
-	for name, c := range f.Cases {
+	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			// The newest target_version, the mirror's head the script ran.
 			src := fmt.Sprintf("version: 1\ntarget: megatron-lm\nworld_size: 1\nbatch: {micro_batch_size: 1, global_batch_size: 8}\n"+
