@@ -42,7 +42,7 @@ func BenchmarkSuggest(b *testing.B) {
 
 // BenchmarkSuggestCases runs the searches docs/performance.md names as slow
 // cases: --gtp (gtp_remat opened) on the three-module specs, and a spec on
-// which nothing fits (--headroom 95%), with the CLI's default 5% headroom
+// which nothing fits (--headroom 95%), with the CLI's default headroom (DefaultHeadroom)
 // otherwise. MaxNodes bounds a run that does not finish.
 func BenchmarkSuggestCases(b *testing.B) {
 	cases := []struct {
@@ -50,11 +50,11 @@ func BenchmarkSuggestCases(b *testing.B) {
 		gtp        bool
 		headroom   float64
 	}{
-		{"gtp-three-64gpu", "three-64gpu", true, 0.05},
-		{"gtp-three-1024gpu", "three-1024gpu", true, 0.05},
+		{"gtp-three-64gpu", "three-64gpu", true, DefaultHeadroom},
+		{"gtp-three-1024gpu", "three-1024gpu", true, DefaultHeadroom},
 		{"nofit-three-1024gpu", "three-1024gpu", false, 0.95},
 		{"nofit-three-16384gpu", "three-16384gpu", false, 0.95},
-		{"three-16384gpu-gbs4096", "three-16384gpu-gbs4096", false, 0.05},
+		{"three-16384gpu-gbs4096", "three-16384gpu-gbs4096", false, DefaultHeadroom},
 	}
 	for _, c := range cases {
 		spec := benchSpec(b, "../../testdata/suggest/"+c.spec+".yaml")

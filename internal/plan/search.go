@@ -66,12 +66,6 @@ type Request struct {
 	exhaustive bool
 }
 
-// DefaultHeadroom is the share of a GPU's memory suggest keeps free unless
-// told (--headroom): 5% (4 GiB of an 80 GiB GPU) for what the estimate
-// leaves out (allocator fragmentation, NCCL's buffers, a longer sequence
-// than planned).
-const DefaultHeadroom = 0.05
-
 // DefaultMaxNodes is the search nodes (a module's sizes tried, a candidate
 // judged, a placement walked) a search visits at most unless told: about
 // a minute where every node reaches validate (docs/suggest.md).

@@ -79,7 +79,7 @@ fits (the closest misses are printed with what blocks each), 2 usage error,
 	fs.BoolVar(&opts.Probe, "probe", false, "plan for this machine's visible GPUs (NVML) in place of the spec's cluster; honours CUDA_VISIBLE_DEVICES")
 	fs.BoolVar(&opts.Progress, "progress", false, "report the search's progress on stderr even when it is not a terminal (a line every ten seconds)")
 	fs.IntVar(&opts.MaxNodes, "max-nodes", plan.DefaultMaxNodes, "stop the search after this many search nodes, with the best layouts found so far")
-	fs.StringVar(&opts.Headroom, "headroom", fmt.Sprintf("%g%%", 100*plan.DefaultHeadroom), "GPU memory every layout must leave free: a share of gpu_memory (5%) or a size (4GiB, 0)")
+	fs.StringVar(&opts.Headroom, "headroom", fmt.Sprintf("%g%%", 100*plan.DefaultHeadroom), "GPU memory every layout must leave free: a share of gpu_memory (10%) or a size (8GiB, 0)")
 	fs.BoolVar(&opts.GTP, "gtp", false, "also search gtp_remat and expt_gtp_remat where the spec leaves them out")
 	opts.HW.Bind(fs)
 	cmdutil.AddTargetVersionFlag(fs, &opts.TargetVersion)

@@ -99,7 +99,7 @@ func TestNewCmdSuggest(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			want := &Options{IO: f.IOStreams, Spec: "spec.yaml", Top: 5, Format: "text", Headroom: "5%",
+			want := &Options{IO: f.IOStreams, Spec: "spec.yaml", Top: 5, Format: "text", Headroom: "10%",
 				HW: HardwareFlags{GPU: "H100", StepModel: "calibrated"}, MaxNodes: plan.DefaultMaxNodes}
 			tt.want(want)
 			assert.Equal(t, want, got)
