@@ -42,12 +42,12 @@ const AllocatorSlackFraction = 0.0375
 const ExpandableSlackFraction = 0.0227
 
 // ShortfallMargin is the share of a GPU's memory that covers what the
-// estimate misses on 95% of the measured runs: nvidia-smi's used memory
-// was above the total by more than 5% of it on 20 of the 72 runs and by
-// more than 10% on 3 (at most 12.2%: the interleaved and small-MoE runs
-// docs/estimate.md names), the 95th percentile of the shortfall 9.8%,
-// taken up to a whole percent. A layout planned to leave it free fits
-// where the estimate was right to within what it has been on GPUs.
+// estimate misses on 95% of the measured runs. The shortfall is
+// 1 - total/used, used being nvidia-smi's figure: a layout whose total
+// leaves a share m of the GPU free fits where the shortfall is at most m.
+// It was above 5% on 20 of the 72 runs and above 10% on 3 (at most 12.2%:
+// the interleaved and small-MoE runs docs/estimate.md names); its 95th
+// percentile, 9.8%, taken up to a whole percent.
 const ShortfallMargin = 0.10
 
 // TorchAdamSlackFraction is the allocator's reserve above a peak that is
