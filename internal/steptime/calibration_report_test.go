@@ -32,14 +32,16 @@ func TestCalibration(t *testing.T) {
 	// issue's targets are a median |p/m-1| <= 0.15 and a Spearman of MFU
 	// >= 0.8. Each limit: the median, the Spearman of TFLOP/s per GPU, of
 	// MFU.
-	limits := map[string][3]float64{"all": {0.075, 0.95, 0.87}, "fit": {0.07, 0.95, 0.84}, "heldout": {0.09, 0.97, 0.93},
+	limits := map[string][3]float64{"all": {0.075, 0.94, 0.87}, "fit": {0.071, 0.94, 0.84}, "heldout": {0.095, 0.95, 0.92},
 		"Megatron-Bridge": {0.06, 0.91, 0.87}, "NeMo 24.07": {0.07, 0.53, 0.53}, "dgxc-benchmarking v24.11.1": {0.065, 0.85, 0.89},
-		"dgxc-benchmarking v24.11.1 BF16": {0.065, 0.42, 0.42}, "dgxc-benchmarking v24.11.1 FP8": {0.065, 0.74, 0.74}}
-	dgxc := sourceRows(cs, "dgxc-")
+		"dgxc-benchmarking v24.11.1 BF16": {0.065, 0.42, 0.42}, "dgxc-benchmarking v24.11.1 FP8": {0.065, 0.74, 0.74},
+		"dgxc-benchmarking v25.05.04": {0.12, 0.8, 0.71}}
+	dgxc := sourceRows(cs, "dgxc-24.11.1-")
 	for _, s := range []struct {
 		name string
 		cs   []calCase
 	}{{"all", cs}, {"fit", fit}, {"heldout", held}, {"Megatron-Bridge", sourceRows(cs, "bridge-")}, {"NeMo 24.07", sourceRows(cs, "nemo-")}, {"dgxc-benchmarking v24.11.1", dgxc},
+		{"dgxc-benchmarking v25.05.04", sourceRows(cs, "dgxc-25.05.04-")},
 		{"dgxc-benchmarking v24.11.1 BF16", precisionRows(dgxc, "bf16")}, {"dgxc-benchmarking v24.11.1 FP8", precisionRows(dgxc, "fp8")}} {
 		a := agree(s.cs, steptime.Fitted)
 		fmt.Fprintf(&b, "- %s rows (%d): median \\|predicted/measured - 1\\| %.3f, %d within 15%%, Spearman of predicted and measured TFLOP/s per GPU %.3f, of MFU %.3f\n", s.name, a.n, a.medianAbsErr, a.within15, a.spearman, a.spearmanMFU)
