@@ -136,6 +136,8 @@ training:
   tp_comm_overlap: true
   grad_reduce_in_fp32: false
   moe_token_dispatcher_type: alltoall
+  moe_expert_capacity_factor: 1.5
+  moe_pad_expert_input_to_capacity: true
   attention_backend: flash
   fp8: hybrid
   overlap_p2p_comm: false
@@ -432,7 +434,8 @@ TRAINING_DESTS = [
     "use_distributed_optimizer", "sequence_parallel", "recompute_granularity", "recompute_method",
     "recompute_num_layers", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap",
     "grad_reduce_in_bf16", "accumulate_allreduce_grads_in_fp32", "moe_token_dispatcher_type",
-    "overlap_moe_expert_parallel_comm", "transformer_impl", "attention_backend", "fp8",
+    "overlap_moe_expert_parallel_comm", "moe_expert_capacity_factor", "moe_pad_expert_input_to_capacity",
+    "transformer_impl", "attention_backend", "fp8",
     "fp8_param_gather", "overlap_p2p_comm", "use_precision_aware_optimizer", "main_grads_dtype",
     "main_params_dtype", "exp_avg_dtype", "exp_avg_sq_dtype", "gradient_accumulation_fusion",
     "defer_embedding_wgrad_compute", "wgrad_deferral_limit", "cross_entropy_loss_fusion",

@@ -78,6 +78,10 @@ LAYOUT = {
     "overlap_param_gather": "training.overlap_param_gather", "tp_comm_overlap": "training.tp_comm_overlap",
     "grad_reduce_in_fp32": "training.grad_reduce_in_fp32", "moe_token_dispatcher_type": "training.moe_token_dispatcher_type",
     "overlap_moe_expert_parallel_comm": "training.overlap_moe_expert_parallel_comm",
+    "moe_expert_capacity_factor": "training.moe_expert_capacity_factor",
+    "capacity_factor": "training.moe_expert_capacity_factor",
+    "moe_pad_expert_input_to_capacity": "training.moe_pad_expert_input_to_capacity",
+    "drop_and_pad": "training.moe_pad_expert_input_to_capacity",
     "transformer_impl": "training.transformer_impl", "attention_backend": "training.attention_backend",
     "fp8": "training.fp8", "fp8_param_gather": "training.fp8_param_gather", "micro_batch_size": "batch.micro_batch_size", "global_batch_size": "batch.global_batch_size",
 }

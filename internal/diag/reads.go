@@ -132,6 +132,7 @@ var reads = map[RuleID]string{
 	RuleLocalAttentionNeedsLocal:    modelInputs,
 	RuleFP8NeedsTE:                  modelInputs,
 	RuleMoECommOverlapUnsupported:   modelInputs + "ep pp vpp split",
+	RuleMoECapacityUnsupported:      "training",
 	// The first pipeline stage's memory: the module's own sizes and
 	// micro-batch (an encoder's follows the language module's lanes), and
 	// colocated modules' together.

@@ -69,6 +69,7 @@ const (
 	RuleLocalAttentionNeedsLocal       RuleID = "local-attention-needs-local-impl"
 	RuleFP8NeedsTE                     RuleID = "fp8-needs-transformer-engine"
 	RuleMoECommOverlapUnsupported      RuleID = "moe-comm-overlap-unsupported"
+	RuleMoECapacityUnsupported         RuleID = "moe-capacity-unsupported"
 	RuleMoEBiasNeedsExptTP1            RuleID = "moe-bias-needs-expt-tp-1"
 	RuleMLAOutputGateUnsupported       RuleID = "mla-output-gate-unsupported"
 	RuleGPUMemoryShort                 RuleID = "gpu-memory-short"

@@ -85,6 +85,7 @@ var catalogue = []Rule{
 	{RuleLocalAttentionNeedsLocal, Error, "attention_backend local with Transformer Engine layers.", "Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py:436"},
 	{RuleFP8NeedsTE, Warning, "fp8 with transformer_impl local, whose layers have no fp8 path.", "Megatron-LM@d98e8a64ddf3 megatron/core/models/gpt/gpt_layer_specs.py:194"},
 	{RuleMoECommOverlapUnsupported, Error, "overlap_moe_expert_parallel_comm without ep > 1, the alltoall/flex dispatcher or vpp (with pp > 1), or with full recompute or more than one MTP layer.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_config.py:3002-3029, :3042"},
+	{RuleMoECapacityUnsupported, Error, "moe_pad_expert_input_to_capacity without moe_expert_capacity_factor, or with the flex dispatcher (its default backend, DeepEP, cannot pad).", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_config.py:1754-1761, :1862-1866"},
 	{RuleMoEBiasNeedsExptTP1, Error, "An MoE model with linear biases (add_bias_linear, true by default) and expt_tp above 1.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_config.py:2613"},
 	{RuleMLAOutputGateUnsupported, Error, "multi_latent_attention with attention_output_gate.", "Megatron-LM@d98e8a64ddf3 megatron/core/transformer/transformer_config.py:3349"},
 	{RuleGPUMemoryShort, Error, "A module's estimated memory per GPU exceeds cluster.gpu_memory (or the GPU's, with --probe).", "Megatron-LM@d98e8a64ddf3 megatron/training/theoretical_memory_usage.py:456"},

@@ -362,8 +362,14 @@ func randomTraining(r *rand.Rand) string {
 	// Megatron-LM's MIMO example starts only with the distributed
 	// optimizer (mimo-needs-distributed-optimizer).
 	b.WriteString("training:\n  use_distributed_optimizer: true\n")
+	stated := map[string]string{}
 	for _, k := range layout.TrainingKeys() {
 		if k.Name == "use_distributed_optimizer" {
+			continue
+		}
+		// Padding needs a capacity factor and no flex dispatcher
+		// (moe-capacity-unsupported): drawn only where it can start.
+		if k.Name == "moe_pad_expert_input_to_capacity" && (stated["moe_expert_capacity_factor"] == "" || stated["moe_token_dispatcher_type"] == "flex") {
 			continue
 		}
 		if k.Name == "sequence_parallel" {
@@ -379,9 +385,12 @@ func randomTraining(r *rand.Rand) string {
 			v = strconv.FormatBool(r.IntN(2) == 0)
 		case "int":
 			v = strconv.Itoa(1 + r.IntN(2))
+		case "float":
+			v = []string{"1", "1.25", "2.0"}[r.IntN(3)]
 		default:
 			v = k.Values[r.IntN(len(k.Values))]
 		}
+		stated[k.Name] = v
 		fmt.Fprintf(&b, "  %s: %s\n", k.Name, v)
 	}
 	return b.String()

@@ -2,6 +2,7 @@ package importer
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -100,7 +101,10 @@ func (a *args) training() []Setting {
 		if !ok {
 			continue
 		}
-		if _, err := strconv.Atoi(v); err != nil && v != "true" && v != "false" {
+		if x, err := strconv.ParseFloat(v, 64); err == nil && !math.IsInf(x, 0) && !math.IsNaN(x) {
+			// A number stays one (a capacity factor), and the layout's
+			// reader judges it.
+		} else if v != "true" && v != "false" {
 			v = strconv.Quote(v)
 		}
 		out = append(out, Setting{f.Key, v})

@@ -98,10 +98,27 @@ func pythonValue(key, v string) string {
 	case key == "attention_backend":
 		return "AttnBackend." + v
 	}
-	if _, err := strconv.Atoi(v); err == nil {
+	if _, err := strconv.Atoi(v); err == nil && !floatKey(key) {
+		return v
+	}
+	if _, err := strconv.ParseFloat(v, 64); err == nil && floatKey(key) {
+		// A float field as a Python float (1.0, not 1).
+		if !strings.ContainsAny(v, ".e") {
+			v += ".0"
+		}
 		return v
 	}
 	return strconv.Quote(v)
+}
+
+// floatKey reports whether a training key takes a fractional number.
+func floatKey(key string) bool {
+	for _, k := range layout.TrainingKeys() {
+		if k.Name == key {
+			return k.Kind == "float"
+		}
+	}
+	return false
 }
 
 // torchDtypes are the optimizer dtypes as OptimizerConfig takes them:

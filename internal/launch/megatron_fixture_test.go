@@ -3,6 +3,7 @@ package launch
 import (
 	"cmp"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -161,7 +162,12 @@ func parsedTraining(t *testing.T, key string, ns map[string]any) string {
 		}
 		return strconv.FormatBool(x)
 	case float64:
-		return strconv.Itoa(int(x))
+		// JSON's numbers: a whole number (a layer count) or a fraction
+		// (a capacity factor), as a layout writes either.
+		if x == math.Trunc(x) {
+			return strconv.Itoa(int(x))
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
 	case string:
 		return x
 	}

@@ -21,6 +21,7 @@ func (lt *Training) Model() model.Training {
 		OverlapParamGather: lt.OverlapParamGather, TPCommOverlap: lt.TPCommOverlap,
 		GradReduceInBF16: lt.GradReduceInBF16, MoETokenDispatcherType: lt.MoETokenDispatcherType,
 		OverlapMoEExpertParallelComm: lt.OverlapMoEExpertParallelComm, TransformerImpl: lt.TransformerImpl,
+		MoEExpertCapacityFactor: lt.MoEExpertCapacityFactor, MoEPadExpertInputToCapacity: lt.MoEPadExpertInputToCapacity,
 		AttentionBackend: lt.AttentionBackend, FP8: lt.FP8, FP8ParamGather: lt.FP8ParamGather,
 		NoOverlapP2PComm: lt.NoOverlapP2PComm, UsePrecisionAwareOptimizer: lt.UsePrecisionAwareOptimizer,
 		MainGradsDtype: lt.MainGradsDtype, MainParamsDtype: lt.MainParamsDtype,

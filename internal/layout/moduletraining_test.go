@@ -25,6 +25,8 @@ func TestTrainingModelCarriesEveryField(t *testing.T) {
 			f.SetString("x" + v.Type().Field(i).Name)
 		case reflect.Int:
 			f.SetInt(int64(7 + i))
+		case reflect.Float64:
+			f.SetFloat(1.5 + float64(i))
 		default:
 			t.Fatalf("field %s of kind %s: extend this test", v.Type().Field(i).Name, f.Kind())
 		}

@@ -180,3 +180,34 @@ func (p *parser) integer(f field, name, module string, lo, hi int, hint string) 
 	}
 	return int(x), true
 }
+
+// positive reads a number above 0 and at most hi, written as a plain
+// decimal (1, 1.5, 2e0).
+func (p *parser) positive(f field, name, module string, hi float64, hint string) (float64, bool) {
+	v := resolve(f.value)
+	pos := nodePos(v)
+	numeric := v.Kind == yaml.ScalarNode && !quotedStyle(v) && v.Style&yaml.TaggedStyle == 0 &&
+		(v.Tag == "!!int" || v.Tag == "!!float")
+	if !numeric {
+		h := hint
+		if v.Kind == yaml.ScalarNode && quotedStyle(v) && plainNumber.MatchString(v.Value) {
+			h = "remove the quotes: " + name + " is a number"
+		}
+		p.d.Add(diag.RuleInvalidValue, pos, module, h, "%s must be a number, got %s", name, describe(v))
+		return 0, false
+	}
+	x, err := strconv.ParseFloat(v.Value, 64)
+	switch {
+	case strings.HasPrefix(v.Value, "-") || err == nil && x == 0:
+		p.d.Add(diag.RuleInvalidValue, pos, module, hint, "%s must be above 0, got %s", name, clip(v.Value))
+		return 0, false
+	case !plainNumber.MatchString(strings.TrimPrefix(v.Value, "+")):
+		p.d.Add(diag.RuleInvalidValue, pos, module, "write the number in plain decimal digits (1, 1.25, 2e0)",
+			"%s must be a decimal number, got %s", name, clip(v.Value))
+		return 0, false
+	case err != nil || x > hi:
+		p.d.Add(diag.RuleInvalidValue, pos, module, hint, "%s must be at most %g, got %s", name, hi, clip(v.Value))
+		return 0, false
+	}
+	return x, true
+}

@@ -22,7 +22,11 @@ var (
 	// tags as floats.
 	wholeDigits = regexp.MustCompile(`^[-+]?[0-9]+$`)
 	// decimal is how a layout writes an integer.
-	decimal       = regexp.MustCompile(`^[-+]?(0|[1-9][0-9]*)$`)
+	decimal = regexp.MustCompile(`^[-+]?(0|[1-9][0-9]*)$`)
+	// plainNumber is how a layout writes a fractional number: decimal
+	// digits with an optional fraction and exponent (YAML's .inf, .nan and
+	// hexadecimal forms are not numbers here).
+	plainNumber   = regexp.MustCompile(`^(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$|^\.[0-9]+([eE][-+]?[0-9]+)?$`)
 	unknownAnchor = regexp.MustCompile(`unknown anchor '([^']*)' referenced`)
 )
 

@@ -34,9 +34,15 @@ type Training struct {
 	GradReduceInBF16             bool
 	MoETokenDispatcherType       string // "": allgather
 	OverlapMoEExpertParallelComm bool
-	TransformerImpl              string // "": transformer_engine
-	AttentionBackend             string // "": auto
-	FP8                          string // "": no fp8; e4m3 or hybrid
+	// MoEExpertCapacityFactor caps each expert's tokens at this multiple
+	// of its even share (the rest dropped); 0: none, dropless
+	// (transformer_config.py:917 at d98e8a6). MoEPadExpertInputToCapacity
+	// pads every expert's input to that capacity (:921).
+	MoEExpertCapacityFactor     float64
+	MoEPadExpertInputToCapacity bool
+	TransformerImpl             string // "": transformer_engine
+	AttentionBackend            string // "": auto
+	FP8                         string // "": no fp8; e4m3 or hybrid
 	// FP8ParamGather keeps the compute weights in fp8 only (no bf16 copy)
 	// and all-gathers them in fp8: Megatron-LM's --fp8-param-gather
 	// (arguments.py:2016 at d98e8a6), which every Megatron-Bridge fp8
@@ -80,7 +86,7 @@ type Training struct {
 // TrainingKey describes one key of the training block.
 type TrainingKey struct {
 	Name    string   // the layout key: Megatron's argument name
-	Kind    string   // "bool", "enum" or "int"
+	Kind    string   // "bool", "enum", "int" or "float"
 	Values  []string // an enum's values, Megatron's default first
 	Default string   // Megatron's default, as written in a layout
 	Doc     string   // what it is, for docs and hints
@@ -154,6 +160,17 @@ var trainingKeys = []TrainingKey{
 		[]string{"allgather", "alltoall", "flex"}, func(t *Training) *string { return &t.MoETokenDispatcherType }),
 	trainingBool("overlap_moe_expert_parallel_comm", "overlaps the MoE expert-parallel all-to-all with computation",
 		func(t *Training) *bool { return &t.OverlapMoEExpertParallelComm }),
+	{Name: "moe_expert_capacity_factor", Kind: "float", Default: "none", Doc: "caps each expert's tokens at this multiple of its even share, dropping the rest (none: dropless)",
+		get: func(t *Training) string {
+			if t.MoEExpertCapacityFactor == 0 {
+				return "none"
+			}
+			return strconv.FormatFloat(t.MoEExpertCapacityFactor, 'g', -1, 64)
+		},
+		set: func(t *Training, v string) { t.MoEExpertCapacityFactor, _ = strconv.ParseFloat(v, 64) },
+	},
+	trainingBool("moe_pad_expert_input_to_capacity", "pads every expert's input to its capacity, so that the token counts are known without reading them back from the GPU; needs moe_expert_capacity_factor",
+		func(t *Training) *bool { return &t.MoEPadExpertInputToCapacity }),
 	trainingEnum("transformer_impl", "the layer implementation: Transformer Engine or Megatron's local (torch) layers",
 		[]string{"transformer_engine", "local"}, func(t *Training) *string { return &t.TransformerImpl }),
 	trainingEnum("attention_backend", "the core attention kernel: auto, flash, fused, unfused or local",
@@ -226,6 +243,11 @@ func (k TrainingKey) Set(t *Training, v string) bool {
 		if err != nil || n < k.min || n > maxTrainingInt || strconv.Itoa(n) != v {
 			return false
 		}
+	case "float":
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(x > 0) || x > maxTrainingFloat || strconv.FormatFloat(x, 'g', -1, 64) != v {
+			return false
+		}
 	}
 	k.set(t, v)
 	return true
@@ -233,6 +255,10 @@ func (k TrainingKey) Set(t *Training, v string) bool {
 
 // maxTrainingInt bounds the int keys as num_layers is bounded.
 const maxTrainingInt = 1 << 24
+
+// maxTrainingFloat bounds the float keys (a capacity factor): above it a
+// factor caps nothing a layout can hold.
+const maxTrainingFloat = 1 << 24
 
 // Stated returns the keys of t that differ from Megatron's defaults, with
 // their values, in the order layouts write them.
@@ -309,6 +335,9 @@ func (p *parser) trainingValue(t *Training, k TrainingKey, v field, n *yaml.Node
 	case "int":
 		x, ok := p.integer(v, name, "", k.min, maxTrainingInt, k.minText)
 		return ok && k.Set(t, strconv.Itoa(x))
+	case "float":
+		x, ok := p.positive(v, name, "", maxTrainingFloat, "a multiple of an expert's even share, above 0; leave it out for dropless MoE")
+		return ok && k.Set(t, strconv.FormatFloat(x, 'g', -1, 64))
 	}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && k.Set(t, n.Value) {
 		return true

@@ -31,6 +31,8 @@ func TestTrainingKeysReadBack(t *testing.T) {
 			if k.Default == "0" { // wgrad_deferral_limit: 0 is every micro-batch
 				values = []string{"0", "22", "-1"}
 			}
+		case "float":
+			values = []string{"1", "1.25", "0.5"}
 		}
 		for _, v := range values {
 			l, d := parseTraining(t, "  "+k.Name+": "+v+"\n")
@@ -74,6 +76,16 @@ func TestTrainingKeyErrors(t *testing.T) {
 		{"  cross_entropy_fusion_impl: transformer_engine\n", "must be native or te"},
 		{"  cross_entropy_fusion_impl: tee\n", "did you mean te?"},
 		{"  cross_entropy_loss_fusion: native\n", "must be true or false"},
+		// A capacity factor is a plain decimal above 0; Megatron takes a
+		// negative one as none, which a layout says by leaving it out.
+		{"  moe_expert_capacity_factor: -1\n", "must be above 0"},
+		{"  moe_expert_capacity_factor: 0\n", "leave it out for dropless MoE"},
+		{"  moe_expert_capacity_factor: \"1.5\"\n", "remove the quotes"},
+		{"  moe_expert_capacity_factor: .inf\n", "decimal number"},
+		{"  moe_expert_capacity_factor: 0x10\n", "decimal number"},
+		{"  moe_expert_capacity_factor: 1e30\n", "at most"},
+		{"  moe_expert_capacity_factor: none\n", "must be a number"},
+		{"  moe_pad_expert_input_to_capacity: 1\n", "must be true or false"},
 	} {
 		_, d := parseTraining(t, c.block)
 		require.Len(t, d.Items, 1, c.block)
@@ -104,6 +116,10 @@ func TestTrainingStatedRoundTrip(t *testing.T) {
 			case "int":
 				if rng.IntN(2) == 0 {
 					require.True(t, k.Set(&want, "3"))
+				}
+			case "float":
+				if rng.IntN(2) == 0 {
+					require.True(t, k.Set(&want, "1.5"))
 				}
 			}
 		}

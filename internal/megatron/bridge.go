@@ -71,6 +71,8 @@ var BridgeConfigs = []BridgeConfig{
 	{"grad_reduce_in_fp32", []string{"ddp"}},
 	{"moe_token_dispatcher_type", []string{"transformer"}},
 	{"overlap_moe_expert_parallel_comm", []string{"transformer"}},
+	{"moe_expert_capacity_factor", []string{"transformer"}},
+	{"moe_pad_expert_input_to_capacity", []string{"transformer"}},
 	{"transformer_impl", []string{"transformer"}},
 	{"attention_backend", []string{"transformer"}},
 	{"fp8", []string{"transformer"}},

@@ -41,6 +41,9 @@ var TrainingFlags = []TrainingFlag{
 	{Key: "grad_reduce_in_fp32", Flag: "--grad-reduce-in-bf16", On: "false", Aliases: []Alias{{"--accumulate-allreduce-grads-in-fp32", "true", false}}},
 	{Key: "moe_token_dispatcher_type", Flag: "--moe-token-dispatcher-type"},
 	{Key: "overlap_moe_expert_parallel_comm", Flag: "--overlap-moe-expert-parallel-comm", On: "true"},
+	// TransformerConfig's fields (transformer_config.py:917, :921).
+	{Key: "moe_expert_capacity_factor", Flag: "--moe-expert-capacity-factor"},
+	{Key: "moe_pad_expert_input_to_capacity", Flag: "--moe-pad-expert-input-to-capacity", On: "true"},
 	{Key: "transformer_impl", Flag: "--transformer-impl"},
 	{Key: "attention_backend", Flag: "--attention-backend"},
 	// TransformerConfig.fp8's argparse_meta names it --fp8-format.

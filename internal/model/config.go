@@ -93,12 +93,16 @@ type Training struct {
 	GradReduceInBF16             bool   `json:"grad_reduce_in_bf16,omitempty"` // grad_reduce_in_fp32: false
 	MoETokenDispatcherType       string `json:"moe_token_dispatcher_type,omitempty"`
 	OverlapMoEExpertParallelComm bool   `json:"overlap_moe_expert_parallel_comm,omitempty"`
-	TransformerImpl              string `json:"transformer_impl,omitempty"`  // "": transformer_engine
-	AttentionBackend             string `json:"attention_backend,omitempty"` // "": auto
-	FP8                          string `json:"fp8,omitempty"`
-	FP8ParamGather               bool   `json:"fp8_param_gather,omitempty"`
-	NoOverlapP2PComm             bool   `json:"no_overlap_p2p_comm,omitempty"` // overlap_p2p_comm: false
-	UsePrecisionAwareOptimizer   bool   `json:"use_precision_aware_optimizer,omitempty"`
+	// moe_expert_capacity_factor (0: none, dropless) and
+	// moe_pad_expert_input_to_capacity.
+	MoEExpertCapacityFactor     float64 `json:"moe_expert_capacity_factor,omitempty"`
+	MoEPadExpertInputToCapacity bool    `json:"moe_pad_expert_input_to_capacity,omitempty"`
+	TransformerImpl             string  `json:"transformer_impl,omitempty"`  // "": transformer_engine
+	AttentionBackend            string  `json:"attention_backend,omitempty"` // "": auto
+	FP8                         string  `json:"fp8,omitempty"`
+	FP8ParamGather              bool    `json:"fp8_param_gather,omitempty"`
+	NoOverlapP2PComm            bool    `json:"no_overlap_p2p_comm,omitempty"` // overlap_p2p_comm: false
+	UsePrecisionAwareOptimizer  bool    `json:"use_precision_aware_optimizer,omitempty"`
 	// The precision-aware optimizer's dtypes, "" for fp32.
 	MainGradsDtype  string `json:"main_grads_dtype,omitempty"`
 	MainParamsDtype string `json:"main_params_dtype,omitempty"`

@@ -18,6 +18,7 @@ const (
 	RulePrecisionAwareNeeds        = "precision-aware-optimizer-needs"
 	RuleOptimizerDtypeNeedsPA      = "optimizer-dtype-needs-precision-aware"
 	RuleMainGradsNeedsBF16Reduce   = "main-grads-dtype-needs-bf16-reduce"
+	RuleMoECapacityUnsupported     = "moe-capacity-unsupported"
 )
 
 // checkTraining adds the training block's violations for a module with
@@ -90,6 +91,30 @@ func CheckOptimizer(tr Training) []Violation {
 		out = append(out, Violation{Rule: rule, Key: key, Hint: hint.(string), Message: fmt.Sprintf(format, args...)})
 	})
 	return out
+}
+
+// CheckMoECapacity returns what TransformerConfig refuses of padding the
+// experts' inputs to capacity, which reads the training block alone:
+// padding without a capacity to pad to (transformer_config.py:1862-1866 at
+// d98e8a6), and the flex dispatcher, whose default backend, DeepEP, cannot
+// pad (:1754-1761; the layout cannot choose HybridEP). Megatron checks
+// every module's config, whether it has experts or not.
+// testdata/moe-capacity-megatron.json (scripts/gen-moe-capacity-fixtures.py)
+// holds upstream's verdicts.
+func CheckMoECapacity(tr Training) []Violation {
+	if !tr.MoEPadExpertInputToCapacity {
+		return nil
+	}
+	const key = "training.moe_pad_expert_input_to_capacity"
+	if tr.MoETokenDispatcherType == "flex" {
+		return []Violation{{Rule: RuleMoECapacityUnsupported, Key: key, Hint: "use moe_token_dispatcher_type: alltoall, or remove moe_pad_expert_input_to_capacity",
+			Message: "moe_pad_expert_input_to_capacity with the flex dispatcher: its default backend, DeepEP, cannot pad to capacity"}}
+	}
+	if tr.MoEExpertCapacityFactor == 0 {
+		return []Violation{{Rule: RuleMoECapacityUnsupported, Key: key, Hint: "set moe_expert_capacity_factor (1 pads each expert to its even share), or remove moe_pad_expert_input_to_capacity",
+			Message: "moe_pad_expert_input_to_capacity needs moe_expert_capacity_factor: without it there is no capacity to pad to"}}
+	}
+	return nil
 }
 
 // optimizerDtypes checks the precision-aware optimizer's keys:

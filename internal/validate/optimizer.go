@@ -6,16 +6,19 @@ import (
 )
 
 // optimizer reports the precision-aware optimizer's keys Megatron refuses
-// (model.CheckOptimizer): the training block alone decides, so they are
-// checked once for the layout, with or without a model.
-// testdata/optimizer-dtype-megatron.json in internal/model
-// (scripts/gen-optimizer-dtype-fixtures.py) holds upstream's verdicts.
+// (model.CheckOptimizer), and padding to capacity where TransformerConfig
+// refuses it (model.CheckMoECapacity): the training block alone decides,
+// so they are checked once for the layout, with or without a model.
+// testdata/optimizer-dtype-megatron.json and moe-capacity-megatron.json in
+// internal/model (scripts/gen-optimizer-dtype-fixtures.py,
+// gen-moe-capacity-fixtures.py) hold upstream's verdicts.
 func (c *checker) optimizer() {
 	lt := c.l.Training
 	if lt == nil {
 		return
 	}
 	c.trainingViolations(model.CheckOptimizer(lt.Model()))
+	c.trainingViolations(model.CheckMoECapacity(lt.Model()))
 }
 
 // trainingViolations reports the model's verdicts on the training block
