@@ -100,7 +100,10 @@ def run_gpt(megatron_dir, name, out_path, warmup, timed):
     if a["num_experts"] is not None:
         cfg.update(num_moe_experts=a["num_experts"], moe_ffn_hidden_size=ns.moe_ffn_hidden_size,
                    moe_router_topk=a["moe_router_topk"],
-                   moe_shared_expert_intermediate_size=a["moe_shared_expert_intermediate_size"])
+                   moe_shared_expert_intermediate_size=a["moe_shared_expert_intermediate_size"],
+                   moe_token_dispatcher_type=a["moe_token_dispatcher_type"],
+                   moe_expert_capacity_factor=a["moe_expert_capacity_factor"],
+                   moe_pad_expert_input_to_capacity=a["moe_pad_expert_input_to_capacity"])
     config = TransformerConfig(**cfg)
     spec = get_gpt_layer_local_spec(num_experts=a["num_experts"], moe_grouped_gemm=False,
                                     normalization=a["normalization"])

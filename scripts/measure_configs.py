@@ -29,7 +29,8 @@ BASE = dict(
     untie_embeddings_and_output_weights=False, add_bias_linear=True,
     position_embedding_type="learned_absolute", num_experts=None, moe_ffn_hidden_size=None,
     moe_router_topk=2, moe_layer_freq=1, moe_shared_expert_intermediate_size=None,
-    mtp_num_layers=None,
+    mtp_num_layers=None, moe_token_dispatcher_type="allgather", moe_expert_capacity_factor=None,
+    moe_pad_expert_input_to_capacity=False,
     tensor_model_parallel_size=1, pipeline_model_parallel_size=1, expert_model_parallel_size=1,
     context_parallel_size=1, virtual_pipeline_model_parallel_size=None,
     sequence_parallel=False, use_distributed_optimizer=False, recompute_granularity=None,
@@ -135,6 +136,19 @@ CONFIGS = {
     "step8-dense-dp2-distopt": (2, dict(STEP8_DENSE, use_distributed_optimizer=True)),
     "step8-moe-ep1-dp2": (2, dict(STEP8_MOE)),
     "step8-moe-ep2": (2, dict(STEP8_MOE, expert_model_parallel_size=2)),
+    # Dropless and padded to capacity 1 through the alltoall dispatcher: padding fixes every
+    # MoE buffer's size (the allocator's reserve above the peak) and spares the host the token
+    # counts' read-back (the step).
+    "moe-ep2-a2a": (2, dict(MOE_SMALL, expert_model_parallel_size=2, global_batch_size=8,
+                            use_distributed_optimizer=True, moe_token_dispatcher_type="alltoall")),
+    "moe-ep2-pad": (2, dict(MOE_SMALL, expert_model_parallel_size=2, global_batch_size=8,
+                            use_distributed_optimizer=True, moe_token_dispatcher_type="alltoall",
+                            moe_expert_capacity_factor=1.0, moe_pad_expert_input_to_capacity=True)),
+    "step8-moe-ep2-a2a": (2, dict(STEP8_MOE, expert_model_parallel_size=2,
+                                  moe_token_dispatcher_type="alltoall")),
+    "step8-moe-ep2-pad": (2, dict(STEP8_MOE, expert_model_parallel_size=2,
+                                  moe_token_dispatcher_type="alltoall", moe_expert_capacity_factor=1.0,
+                                  moe_pad_expert_input_to_capacity=True)),
     # Four GPUs each: issue 26's configurations, defined for when a 4-GPU machine is lent (not
     # run yet; testdata/measured/README.md lists what has run). Its three-module MIMO job needs
     # a second encoder in measure_mimo.py first.
@@ -269,6 +283,12 @@ def layout_yaml(name):
             training[k] = first[k]
     training["transformer_impl"] = first["transformer_impl"]
     training["attention_backend"] = first["attention_backend"]
+    if first["moe_token_dispatcher_type"] != "allgather":
+        training["moe_token_dispatcher_type"] = first["moe_token_dispatcher_type"]
+    if first["moe_expert_capacity_factor"] is not None:
+        training["moe_expert_capacity_factor"] = first["moe_expert_capacity_factor"]
+    if first["moe_pad_expert_input_to_capacity"]:
+        training["moe_pad_expert_input_to_capacity"] = True
     body = ""
     for i, (m, x) in enumerate(mods.items()):
         offset = (0 if is_coloc(name) else i) if is_mimo(name) else None

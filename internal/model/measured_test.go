@@ -18,39 +18,42 @@ import (
 // measuredArgs are one module's arguments in a measured run, under
 // Megatron's names.
 type measuredArgs struct {
-	NumLayers                       int     `json:"num_layers"`
-	HiddenSize                      int     `json:"hidden_size"`
-	FFNHiddenSize                   int     `json:"ffn_hidden_size"`
-	NumAttentionHeads               int     `json:"num_attention_heads"`
-	NumQueryGroups                  *int    `json:"num_query_groups"`
-	KVChannels                      *int    `json:"kv_channels"`
-	SeqLength                       int     `json:"seq_length"`
-	VocabSize                       *int    `json:"vocab_size"`
-	MakeVocabSizeDivisibleBy        int     `json:"make_vocab_size_divisible_by"`
-	Swiglu                          bool    `json:"swiglu"`
-	Normalization                   string  `json:"normalization"`
-	Untie                           bool    `json:"untie_embeddings_and_output_weights"`
-	AddBiasLinear                   bool    `json:"add_bias_linear"`
-	NumExperts                      *int    `json:"num_experts"`
-	MoEFFNHiddenSize                *int    `json:"moe_ffn_hidden_size"`
-	MoERouterTopK                   int     `json:"moe_router_topk"`
-	MoELayerFreq                    int     `json:"moe_layer_freq"`
-	MoESharedExpertIntermediateSize *int    `json:"moe_shared_expert_intermediate_size"`
-	TP                              int     `json:"tensor_model_parallel_size"`
-	PP                              int     `json:"pipeline_model_parallel_size"`
-	VPP                             *int    `json:"virtual_pipeline_model_parallel_size"`
-	EP                              int     `json:"expert_model_parallel_size"`
-	CP                              *int    `json:"context_parallel_size"`
-	SequenceParallel                bool    `json:"sequence_parallel"`
-	UseDistributedOptimizer         bool    `json:"use_distributed_optimizer"`
-	RecomputeGranularity            *string `json:"recompute_granularity"`
-	RecomputeMethod                 *string `json:"recompute_method"`
-	RecomputeNumLayers              *int    `json:"recompute_num_layers"`
-	TransformerImpl                 *string `json:"transformer_impl"`
-	AttentionBackend                *string `json:"attention_backend"`
-	MicroBatchSize                  int     `json:"micro_batch_size"`
-	GlobalBatchSize                 int     `json:"global_batch_size"`
-	WorldSize                       int     `json:"world_size"`
+	NumLayers                       int      `json:"num_layers"`
+	HiddenSize                      int      `json:"hidden_size"`
+	FFNHiddenSize                   int      `json:"ffn_hidden_size"`
+	NumAttentionHeads               int      `json:"num_attention_heads"`
+	NumQueryGroups                  *int     `json:"num_query_groups"`
+	KVChannels                      *int     `json:"kv_channels"`
+	SeqLength                       int      `json:"seq_length"`
+	VocabSize                       *int     `json:"vocab_size"`
+	MakeVocabSizeDivisibleBy        int      `json:"make_vocab_size_divisible_by"`
+	Swiglu                          bool     `json:"swiglu"`
+	Normalization                   string   `json:"normalization"`
+	Untie                           bool     `json:"untie_embeddings_and_output_weights"`
+	AddBiasLinear                   bool     `json:"add_bias_linear"`
+	NumExperts                      *int     `json:"num_experts"`
+	MoEFFNHiddenSize                *int     `json:"moe_ffn_hidden_size"`
+	MoERouterTopK                   int      `json:"moe_router_topk"`
+	MoELayerFreq                    int      `json:"moe_layer_freq"`
+	MoESharedExpertIntermediateSize *int     `json:"moe_shared_expert_intermediate_size"`
+	MoETokenDispatcherType          *string  `json:"moe_token_dispatcher_type"`
+	MoEExpertCapacityFactor         *float64 `json:"moe_expert_capacity_factor"`
+	MoEPadExpertInputToCapacity     bool     `json:"moe_pad_expert_input_to_capacity"`
+	TP                              int      `json:"tensor_model_parallel_size"`
+	PP                              int      `json:"pipeline_model_parallel_size"`
+	VPP                             *int     `json:"virtual_pipeline_model_parallel_size"`
+	EP                              int      `json:"expert_model_parallel_size"`
+	CP                              *int     `json:"context_parallel_size"`
+	SequenceParallel                bool     `json:"sequence_parallel"`
+	UseDistributedOptimizer         bool     `json:"use_distributed_optimizer"`
+	RecomputeGranularity            *string  `json:"recompute_granularity"`
+	RecomputeMethod                 *string  `json:"recompute_method"`
+	RecomputeNumLayers              *int     `json:"recompute_num_layers"`
+	TransformerImpl                 *string  `json:"transformer_impl"`
+	AttentionBackend                *string  `json:"attention_backend"`
+	MicroBatchSize                  int      `json:"micro_batch_size"`
+	GlobalBatchSize                 int      `json:"global_batch_size"`
+	WorldSize                       int      `json:"world_size"`
 }
 
 // measuredRun is one configuration of a measured results file
@@ -147,6 +150,13 @@ func (r *measuredRun) inputs(a measuredArgs) (Config, Parallel, Training) {
 	if a.AttentionBackend != nil {
 		tr.AttentionBackend = *a.AttentionBackend
 	}
+	if d := a.MoETokenDispatcherType; d != nil && *d != "allgather" {
+		tr.MoETokenDispatcherType = *d
+	}
+	if f := a.MoEExpertCapacityFactor; f != nil {
+		tr.MoEExpertCapacityFactor = *f
+	}
+	tr.MoEPadExpertInputToCapacity = a.MoEPadExpertInputToCapacity
 	if f := r.Stack.GradReduceInFP32; f != nil {
 		tr.GradReduceInBF16 = !*f
 	}

@@ -70,6 +70,35 @@ func (t *Training) scoresKept() bool {
 	return t.unfusedAttention() && t.RecomputeGranularity == RecomputeNone
 }
 
+// MoECapacityShare is the routed tokens an expert computes, as a share of
+// its even share of a micro-batch's: every expert is filled to capacity,
+// moe_expert_capacity_factor times its even share, when its input is
+// padded to capacity (get_capacity, moe_utils.py:248-266 at d98e8a6: the
+// tokens times topk over the experts, times the factor); without padding
+// the cap only drops what is above it, and balanced routing (the
+// estimate's and the step-time model's assumption) fills each expert to
+// its even share, so a factor below 1 is all that shows. Dropless: 1.
+func (t Training) MoECapacityShare() float64 {
+	f := t.MoEExpertCapacityFactor
+	switch {
+	case f <= 0:
+		return 1
+	case t.MoEPadExpertInputToCapacity:
+		return f
+	}
+	return min(f, 1)
+}
+
+// MoEStaticShapes reports whether the MoE layers run with shapes fixed in
+// advance: the alltoall dispatcher with its input padded to capacity sets
+// every count from the capacity (token_dispatcher.py:517-540 at d98e8a6,
+// num_tokens_per_local_expert a host tensor), so it reads none back from
+// the GPU and keeps its cuda_sync_point "no_sync" (:457), and every MoE
+// buffer has one size from step to step.
+func (t Training) MoEStaticShapes() bool {
+	return t.MoEPadExpertInputToCapacity && t.MoEExpertCapacityFactor > 0 && t.MoETokenDispatcherType == "alltoall"
+}
+
 // torchAdam reports whether the optimizer is the torch AdamW fallback
 // (megatron/core/optimizer/__init__.py:13-33: Transformer Engine's
 // FusedAdam, else Apex's, else torch.optim.AdamW).
@@ -83,8 +112,11 @@ type layerShape struct {
 	hidden, heads, groups, kvch, ffn int
 	gated                            bool
 
-	// MoE layers (routed experts replace the dense MLP).
+	// MoE layers (routed experts replace the dense MLP); capacity is the
+	// routed copies an expert holds, as a share of its even share
+	// (Training.MoECapacityShare).
 	experts, topk, moeFFN, sharedFFN, etp int
+	capacity                              float64
 
 	tp     int
 	sp     bool // sequence parallel: the replicated part splits over tp
@@ -190,7 +222,7 @@ func (l *layerShape) moe(seq, mbs int) float64 {
 		b += l.repl(tokens)
 	}
 	local := tokens / tp
-	copies := local * float64(l.topk)
+	copies := local * float64(l.topk) * l.capacity
 	b += 8 * local * float64(l.experts)
 	if l.teExperts {
 		b += l.teExpertInputs(copies)
@@ -240,6 +272,7 @@ func newLayerShape(c *Config, p *Parallel, t *Training) layerShape {
 	}
 	if c.NumExperts > 0 {
 		l.experts, l.topk, l.moeFFN, l.sharedFFN, l.etp = c.NumExperts, c.MoERouterTopK, c.MoEFFNHiddenSize, c.MoESharedExpertIntermediateSize, p.ExptTP
+		l.capacity = t.MoECapacityShare()
 	}
 	return l
 }

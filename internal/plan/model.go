@@ -14,7 +14,7 @@ import (
 // told (--headroom): the estimate's measured shortfall,
 // model.ShortfallMargin (10%, 8 GiB of an 80 GiB GPU), so that a layout
 // suggest offers fits wherever the estimate has been as right as it was on
-// 95% of the runs measured on GPUs. It was 5%, which 20 of the 72 runs
+// 95% of the runs measured on GPUs. It was 5%, which 23 of the 76 runs
 // fell short of.
 const DefaultHeadroom = model.ShortfallMargin
 

@@ -49,10 +49,13 @@ func (c *Calibrated) compute(s *Shape, m *Module, w *work) (busy, flush float64)
 		// Tokens an expert multiplies per micro-batch: a GPU's tokens (s/tp
 		// with sequence parallelism), topk copies each, gathered from the ep
 		// group and the expert-tp group, over the experts.
+		// Capacity: padded experts compute their capacity, the factor
+		// times their share (model.Training.MoECapacityShare).
 		ex := float64(max(1, d.Experts))
-		mt := w.mbTok / tp * float64(max(1, s.TopK)) * float64(max(1, m.EP)*max(1, m.ExptTP)) / ex
+		cs := c.Train.MoECapacityShare()
+		mt := w.mbTok / tp * float64(max(1, s.TopK)) * float64(max(1, m.EP)*max(1, m.ExptTP)) / ex * cs
 		width := float64(max(1, d.MoEFFN)) / float64(max(1, m.ExptTP))
-		t += expert * perGPU * again / (c.gemmPeak() * c.gemmEff(width, mt))
+		t += expert * cs * perGPU * again / (c.gemmPeak() * c.gemmEff(width, mt))
 	}
 	if attn > 0 {
 		eff := c.K.AttnEfficiency * c.stack() * w.mbTok / (w.mbTok + c.K.TokensHalf)
@@ -213,11 +216,13 @@ func (c *Calibrated) epComm(s *Shape, m *Module, w *work) float64 {
 	// the wait at :956-957 at d98e8a6), and the grouped experts in any
 	// case (tokens_per_expert.tolist(), experts.py:896-897 and :915-916):
 	// a stall of MoESync seconds per MoE layer, micro-batch and forward
-	// pass (full recompute runs the forward again).
+	// pass (full recompute runs the forward again). Not with the alltoall
+	// dispatcher padding to capacity, which knows every count beforehand
+	// (model.Training.MoEStaticShapes).
 	// (The local stack's measured MoE layer holds its synchronisation:
 	// LocalConstants.MoELayer.)
 	var t float64
-	if !c.local() {
+	if !c.local() && !c.Train.MoEStaticShapes() {
 		mb := w.samples / max(1, w.mbTok/w.tokens)
 		t = c.K.MoESync * mb * float64(s.MoELayers) / float64(max(1, m.PP)) * w.fwd
 	}
@@ -229,7 +234,9 @@ func (c *Calibrated) epComm(s *Shape, m *Module, w *work) float64 {
 	passes := 2*w.fwd + 2
 	switch d := c.Train.MoETokenDispatcherType; d {
 	case "alltoall", "flex":
-		k := float64(max(1, s.TopK))
+		// Padded to capacity, the dispatcher sends each expert its
+		// capacity (model.Training.MoECapacityShare).
+		k := float64(max(1, s.TopK)) * c.Train.MoECapacityShare()
 		t += c.dispatch(layers*passes*tok, k, m, d == "flex")
 		if m.ExptTP > 1 {
 			t += c.ring(layers*passes*float64(m.ExptTP-1)*tok*k, m, 1, m.ExptTP)

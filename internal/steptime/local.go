@@ -173,7 +173,11 @@ func (c *Calibrated) localCompute(s *Shape, m *Module, w *work, t *Parts) {
 	// on top: a floor on their sum would make the fastest model's total
 	// differ from this one's by rounding, in either direction.
 	t.Compute = max(t.Compute, mb*(host+c.L.HostMicrobatch))
-	t.Compute += mb * moe * c.L.MoESync
+	if !c.Train.MoEStaticShapes() {
+		// Padded to capacity, the dispatcher reads no counts back and the
+		// host does not wait (model.Training.MoEStaticShapes).
+		t.Compute += mb * moe * c.L.MoESync
+	}
 }
 
 // localOptimizer is the optimizer step over the parameters this GPU's

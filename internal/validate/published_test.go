@@ -27,7 +27,7 @@ var gpuMiB = map[string]int{"H100": 81559, "A100": 81920, "B200": 183359}
 // why (docs/estimate.md, "Published recipes"); the test fails when one of
 // them fits, so the list only shrinks.
 var refusedRecipes = map[string]string{
-	"dgxc-25.05.04-h100-deepseek-v3-bf16": "91.71 GiB of 79.65: the run recomputes MLA's up-projections (recompute_modules [mla_up_proj]), which the layout cannot state (selective recompute reads as core attention's: the q, k and v of 7 layers and 8 micro-batches in flight stay counted), and pads its experts' inputs to capacity 1.0, so its token buffers keep one size where the MoE fragmentation reserve (11.36 GiB) was measured on dropless MoE",
+	"dgxc-25.05.04-h100-deepseek-v3-bf16": "80.36 GiB of 79.65: the run recomputes MLA's up-projections alone (recompute_modules [mla_up_proj]), which the layout cannot state: selective recompute reads as core attention's, so the up-projected q, k and v of its first stage's 7 layers and 8 micro-batches in flight stay counted",
 	"mixtral-8x22b-64k-nemo.yaml":         "no recompute at 64k tokens: each MoE layer's experts keep, on a rank, 65,536 routed copies (16,384 tokens, top 2, gathered over expert tp 2) of a 8,192-wide SwiGLU half, 6 bytes a value: 3 GiB a layer, and the first stage holds 59 layers' worth (pp 4, vpp 14); the recipe has no published run",
 }
 
