@@ -170,6 +170,7 @@ batch: {micro_batch_size: 2, global_batch_size: 16}
 training:
   use_distributed_optimizer: true
   recompute_granularity: selective
+  recompute_modules: [core_attn, mlp, moe]
   moe_token_dispatcher_type: flex
   overlap_moe_expert_parallel_comm: true
   transformer_impl: local
@@ -292,6 +293,20 @@ def field_type(ann, enums):
     return name, None
 
 
+def is_list(ann):
+    """Whether a dataclass annotation is a list (Optional unwrapped), which
+    ArgumentGroupFactory._extract_type gives nargs "+"
+    (argument_utils.py:143-147 at d98e8a6)."""
+    if isinstance(ann, ast.Subscript):
+        base = getattr(ann.value, "id", getattr(ann.value, "attr", ""))
+        if base == "Optional":
+            return is_list(ann.slice)
+        return base in ("List", "list")
+    if isinstance(ann, ast.BinOp):  # X | None
+        return is_list(ann.left)
+    return False
+
+
 def factory_calls(tree):
     """(class name, exclude list) of every ArgumentGroupFactory call of
     arguments.py: the dataclasses whose fields become flags."""
@@ -399,7 +414,7 @@ def megatron_options(root):
                     names = [flag]
             typ, choices = (None, None) if is_bool else field_type(f.annotation, enums)
             spec = {"takes": not is_bool, "dest": name, "choices": choices, "type": typ,
-                    "default": dflt, "action": action}
+                    "default": dflt, "action": action, "nargs": "+" if is_list(f.annotation) else None}
             for n in names:
                 opts.setdefault(n, spec)
     return opts
@@ -421,6 +436,8 @@ def parser_for(args_mod):
                 kw["choices"] = spec["choices"]
             if spec["type"] in ("int", "float"):
                 kw["type"] = {"int": int, "float": float}[spec["type"]]
+            if spec.get("nargs"):
+                kw["nargs"] = spec["nargs"]
         try:
             g.add_argument(flag, **kw)
         except argparse.ArgumentError:
@@ -432,7 +449,7 @@ def parser_for(args_mod):
 # TrainingFlags) whose parsed values the fixture keeps.
 TRAINING_DESTS = [
     "use_distributed_optimizer", "sequence_parallel", "recompute_granularity", "recompute_method",
-    "recompute_num_layers", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap",
+    "recompute_num_layers", "recompute_modules", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap",
     "grad_reduce_in_bf16", "accumulate_allreduce_grads_in_fp32", "moe_token_dispatcher_type",
     "overlap_moe_expert_parallel_comm", "moe_expert_capacity_factor", "moe_pad_expert_input_to_capacity",
     "transformer_impl", "attention_backend", "fp8",

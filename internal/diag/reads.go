@@ -133,6 +133,7 @@ var reads = map[RuleID]string{
 	RuleFP8NeedsTE:                  modelInputs,
 	RuleMoECommOverlapUnsupported:   modelInputs + "ep pp vpp split",
 	RuleMoECapacityUnsupported:      "training",
+	RuleRecomputeModuleUnsupported:  modelInputs,
 	// The first pipeline stage's memory: the module's own sizes and
 	// micro-batch (an encoder's follows the language module's lanes), and
 	// colocated modules' together.

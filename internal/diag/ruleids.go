@@ -70,6 +70,7 @@ const (
 	RuleFP8NeedsTE                     RuleID = "fp8-needs-transformer-engine"
 	RuleMoECommOverlapUnsupported      RuleID = "moe-comm-overlap-unsupported"
 	RuleMoECapacityUnsupported         RuleID = "moe-capacity-unsupported"
+	RuleRecomputeModuleUnsupported     RuleID = "recompute-module-unsupported"
 	RuleMoEBiasNeedsExptTP1            RuleID = "moe-bias-needs-expt-tp-1"
 	RuleMLAOutputGateUnsupported       RuleID = "mla-output-gate-unsupported"
 	RuleGPUMemoryShort                 RuleID = "gpu-memory-short"

@@ -387,6 +387,8 @@ func randomTraining(r *rand.Rand) string {
 			v = strconv.Itoa(1 + r.IntN(2))
 		case "float":
 			v = []string{"1", "1.25", "2.0"}[r.IntN(3)]
+		case "list":
+			v = []string{"[core_attn]", "[core_attn, mlp]", "[mlp]"}[r.IntN(3)]
 		default:
 			v = k.Values[r.IntN(len(k.Values))]
 		}

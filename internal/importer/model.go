@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mimoplan/mimoplan/internal/layout"
 	"github.com/mimoplan/mimoplan/internal/megatron"
 )
 
@@ -101,6 +102,11 @@ func (a *args) training() []Setting {
 		if !ok {
 			continue
 		}
+		if k, ok := trainingKey(f.Key); ok && k.Kind == "list" {
+			// nargs "*": the words readArgs joined, as a YAML list.
+			out = append(out, Setting{f.Key, "[" + strings.Join(strings.Fields(v), ", ") + "]"})
+			continue
+		}
 		if x, err := strconv.ParseFloat(v, 64); err == nil && !math.IsInf(x, 0) && !math.IsNaN(x) {
 			// A number stays one (a capacity factor), and the layout's
 			// reader judges it.
@@ -110,4 +116,14 @@ func (a *args) training() []Setting {
 		out = append(out, Setting{f.Key, v})
 	}
 	return out
+}
+
+// trainingKey is the layout's training key of that name.
+func trainingKey(name string) (layout.TrainingKey, bool) {
+	for _, k := range layout.TrainingKeys() {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return layout.TrainingKey{}, false
 }

@@ -97,6 +97,13 @@ func pythonValue(key, v string) string {
 		return "None"
 	case key == "attention_backend":
 		return "AttnBackend." + v
+	case strings.HasPrefix(v, "["):
+		// A list key: a list of strings.
+		var q []string
+		for _, x := range strings.Split(strings.Trim(v, "[]"), ", ") {
+			q = append(q, strconv.Quote(x))
+		}
+		return "[" + strings.Join(q, ", ") + "]"
 	}
 	if _, err := strconv.Atoi(v); err == nil && !floatKey(key) {
 		return v

@@ -3,6 +3,7 @@ package launch
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -155,6 +156,11 @@ func parsedTraining(t *testing.T, key string, ns map[string]any) string {
 	require.True(t, ok, "the fixture holds %s", dest)
 	switch x := v.(type) {
 	case nil:
+		if key == "recompute_modules" {
+			// TransformerConfig takes None as core attention alone
+			// (transformer_config.py:1940-1941 at d98e8a6).
+			return "[core_attn]"
+		}
 		return "none"
 	case bool:
 		if key == "grad_reduce_in_fp32" {
@@ -170,6 +176,13 @@ func parsedTraining(t *testing.T, key string, ns map[string]any) string {
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	case string:
 		return x
+	case []any:
+		// A list key (recompute_modules), as a layout writes it.
+		var items []string
+		for _, e := range x {
+			items = append(items, fmt.Sprint(e))
+		}
+		return "[" + strings.Join(items, ", ") + "]"
 	}
 	t.Fatalf("%s: %v of type %T", dest, v, v)
 	return ""

@@ -17,7 +17,8 @@ func (lt *Training) Model() model.Training {
 	return model.Training{
 		UseDistributedOptimizer: lt.UseDistributedOptimizer, SequenceParallel: lt.SequenceParallel,
 		RecomputeGranularity: lt.RecomputeGranularity, RecomputeMethod: lt.RecomputeMethod,
-		RecomputeNumLayers: lt.RecomputeNumLayers, OverlapGradReduce: lt.OverlapGradReduce,
+		RecomputeNumLayers: lt.RecomputeNumLayers, RecomputeModules: slices.Clone(lt.RecomputeModules),
+		OverlapGradReduce:  lt.OverlapGradReduce,
 		OverlapParamGather: lt.OverlapParamGather, TPCommOverlap: lt.TPCommOverlap,
 		GradReduceInBF16: lt.GradReduceInBF16, MoETokenDispatcherType: lt.MoETokenDispatcherType,
 		OverlapMoEExpertParallelComm: lt.OverlapMoEExpertParallelComm, TransformerImpl: lt.TransformerImpl,

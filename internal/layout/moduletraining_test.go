@@ -27,6 +27,8 @@ func TestTrainingModelCarriesEveryField(t *testing.T) {
 			f.SetInt(int64(7 + i))
 		case reflect.Float64:
 			f.SetFloat(1.5 + float64(i))
+		case reflect.Slice:
+			f.Set(reflect.ValueOf([]string{"x" + v.Type().Field(i).Name}))
 		default:
 			t.Fatalf("field %s of kind %s: extend this test", v.Type().Field(i).Name, f.Kind())
 		}

@@ -24,9 +24,13 @@ type Training struct {
 	RecomputeGranularity    string // "", "selective" or "full"
 	RecomputeMethod         string // "", "uniform" or "block"
 	RecomputeNumLayers      int    // 0: not given
-	OverlapGradReduce       bool
-	OverlapParamGather      bool
-	TPCommOverlap           bool
+	// RecomputeModules are the submodules selective recompute recomputes
+	// (transformer_config.py:560 at d98e8a6); nil is Megatron's default,
+	// core attention alone.
+	RecomputeModules   []string
+	OverlapGradReduce  bool
+	OverlapParamGather bool
+	TPCommOverlap      bool
 	// GradReduceInBF16 is grad_reduce_in_fp32: false. Megatron-LM reduces
 	// in fp32 under bf16 unless told otherwise (arguments.py:1209-1217,
 	// --grad-reduce-in-bf16), as does Megatron-Bridge's bf16_mixed
@@ -86,7 +90,7 @@ type Training struct {
 // TrainingKey describes one key of the training block.
 type TrainingKey struct {
 	Name    string   // the layout key: Megatron's argument name
-	Kind    string   // "bool", "enum", "int" or "float"
+	Kind    string   // "bool", "enum", "int", "float" or "list" (of Values)
 	Values  []string // an enum's values, Megatron's default first
 	Default string   // Megatron's default, as written in a layout
 	Doc     string   // what it is, for docs and hints
@@ -144,6 +148,21 @@ var trainingKeys = []TrainingKey{
 			return strconv.Itoa(t.RecomputeNumLayers)
 		},
 		set: func(t *Training, v string) { t.RecomputeNumLayers, _ = strconv.Atoi(v) },
+	},
+	{Name: "recompute_modules", Kind: "list", Values: RecomputeModuleNames, Default: "[core_attn]",
+		Doc: "with selective recompute, the submodules recomputed in backward: core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts",
+		get: func(t *Training) string {
+			if t.RecomputeModules == nil {
+				return "[core_attn]"
+			}
+			return listText(t.RecomputeModules)
+		},
+		set: func(t *Training, v string) {
+			t.RecomputeModules = listItems(v)
+			if slices.Equal(t.RecomputeModules, []string{"core_attn"}) {
+				t.RecomputeModules = nil
+			}
+		},
 	},
 	trainingBool("overlap_grad_reduce", "overlaps the dp gradient reduction with the backward pass",
 		func(t *Training) *bool { return &t.OverlapGradReduce }),
@@ -248,9 +267,46 @@ func (k TrainingKey) Set(t *Training, v string) bool {
 		if err != nil || !(x > 0) || x > maxTrainingFloat || strconv.FormatFloat(x, 'g', -1, 64) != v {
 			return false
 		}
+	case "list":
+		items := listItems(v)
+		if items == nil || listText(items) != v {
+			return false
+		}
+		for _, x := range items {
+			if !slices.Contains(k.Values, x) {
+				return false
+			}
+		}
 	}
 	k.set(t, v)
 	return true
+}
+
+// RecomputeModuleNames are the submodules recompute_modules may name:
+// Megatron's choices (transformer_config.py:1944-1962 at d98e8a6) but those
+// of models a layout cannot describe (Gated DeltaNet's and DeltaProduct's,
+// mHC connections).
+var RecomputeModuleNames = []string{"core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"}
+
+// listText writes a list key's value as a layout writes it: [a, b].
+func listText(items []string) string { return "[" + strings.Join(items, ", ") + "]" }
+
+// listItems reads listText's form back; nil when v is not one.
+func listItems(v string) []string {
+	in, ok := strings.CutPrefix(v, "[")
+	if !ok {
+		return nil
+	}
+	if in, ok = strings.CutSuffix(in, "]"); !ok {
+		return nil
+	}
+	items := strings.Split(in, ", ")
+	for _, x := range items {
+		if x == "" || strings.ContainsAny(x, ", []") {
+			return nil
+		}
+	}
+	return items
 }
 
 // maxTrainingInt bounds the int keys as num_layers is bounded.
@@ -338,6 +394,8 @@ func (p *parser) trainingValue(t *Training, k TrainingKey, v field, n *yaml.Node
 	case "float":
 		x, ok := p.positive(v, name, "", maxTrainingFloat, "a multiple of an expert's even share, above 0; leave it out for dropless MoE")
 		return ok && k.Set(t, strconv.FormatFloat(x, 'g', -1, 64))
+	case "list":
+		return p.trainingList(t, k, n)
 	}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && k.Set(t, n.Value) {
 		return true
@@ -364,4 +422,38 @@ func orList(values []string) string {
 		return strings.Join(values, "")
 	}
 	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
+}
+
+// trainingList reads a list key: a YAML list of its Values, each reported
+// where it is wrong.
+func (p *parser) trainingList(t *Training, k TrainingKey, n *yaml.Node) bool {
+	name := "training." + k.Name
+	if n.Kind != yaml.SequenceNode {
+		p.d.Add(diag.RuleInvalidValue, nodePos(n), "", "a list such as [core_attn, mla_up_proj]; "+orList(k.Values),
+			"%s must be a list of %s, got %s", name, orList(k.Values), describe(n))
+		return false
+	}
+	items, good := []string{}, true
+	for i, e := range n.Content {
+		e = resolve(e)
+		if e.Kind != yaml.ScalarNode || e.Tag != "!!str" || !slices.Contains(k.Values, e.Value) {
+			hint := enumList(k.Values)
+			if e.Kind == yaml.ScalarNode {
+				if s := suggest(e.Value, k.Values); s != "" {
+					hint = "did you mean " + s + "? (" + hint + ")"
+				}
+			}
+			p.d.Add(diag.RuleInvalidValue, nodePos(e), "", hint, "%s[%d] must be %s, got %s", name, i, orList(k.Values), describe(e))
+			good = false
+			continue
+		}
+		items = append(items, e.Value)
+	}
+	if good && len(items) == 0 {
+		// Megatron-LM's flag takes one module at least (nargs "+").
+		p.d.Add(diag.RuleInvalidValue, nodePos(n), "", "name a module, or set recompute_granularity: none to recompute nothing",
+			"%s must name at least one of %s", name, orList(k.Values))
+		return false
+	}
+	return good && k.Set(t, listText(items))
 }

@@ -33,6 +33,8 @@ func TestTrainingKeysReadBack(t *testing.T) {
 			}
 		case "float":
 			values = []string{"1", "1.25", "0.5"}
+		case "list":
+			values = []string{"[core_attn]", "[mla_up_proj, mlp]"}
 		}
 		for _, v := range values {
 			l, d := parseTraining(t, "  "+k.Name+": "+v+"\n")
@@ -86,6 +88,10 @@ func TestTrainingKeyErrors(t *testing.T) {
 		{"  moe_expert_capacity_factor: 1e30\n", "at most"},
 		{"  moe_expert_capacity_factor: none\n", "must be a number"},
 		{"  moe_pad_expert_input_to_capacity: 1\n", "must be true or false"},
+		{"  recompute_modules: core_attn\n", "must be a list of core_attn"},
+		{"  recompute_modules: [core_atn]\n", "did you mean core_attn?"},
+		{"  recompute_modules: [gdn_norm_out]\n", "recompute_modules[0] must be core_attn"},
+		{"  recompute_modules: []\n", "at least one"},
 	} {
 		_, d := parseTraining(t, c.block)
 		require.Len(t, d.Items, 1, c.block)
@@ -121,6 +127,8 @@ func TestTrainingStatedRoundTrip(t *testing.T) {
 				if rng.IntN(2) == 0 {
 					require.True(t, k.Set(&want, "1.5"))
 				}
+			case "list":
+				require.True(t, k.Set(&want, []string{"[core_attn]", "[moe, layernorm]"}[rng.IntN(2)]))
 			}
 		}
 		var b strings.Builder

@@ -65,6 +65,7 @@ var BridgeConfigs = []BridgeConfig{
 	{"recompute_granularity", []string{"transformer"}},
 	{"recompute_method", []string{"transformer"}},
 	{"recompute_num_layers", []string{"transformer"}},
+	{"recompute_modules", []string{"transformer"}},
 	{"overlap_grad_reduce", []string{"ddp"}},
 	{"overlap_param_gather", []string{"ddp"}},
 	{"tp_comm_overlap", []string{"transformer"}},

@@ -1,5 +1,7 @@
 package megatron
 
+import "strings"
+
 // TrainingFlag is how Megatron-LM's parser takes one key of the layout's
 // training block (layout.TrainingKeys; the key named as the destination):
 // a flag without a value for a bool (passed when the key's value is On),
@@ -9,6 +11,9 @@ package megatron
 type TrainingFlag struct {
 	Key, Flag string
 	On        string
+	// List: the flag takes the key's items, each a word (argparse's
+	// nargs "+").
+	List bool
 	// Aliases are the other arguments that set the key, each with the
 	// value it sets (a program argument that contradicts the layout
 	// through one is refused like one through Flag).
@@ -32,6 +37,9 @@ var TrainingFlags = []TrainingFlag{
 	{Key: "recompute_granularity", Flag: "--recompute-granularity", Aliases: []Alias{{"--recompute-activations", "selective", true}}},
 	{Key: "recompute_method", Flag: "--recompute-method"},
 	{Key: "recompute_num_layers", Flag: "--recompute-num-layers"},
+	// A List[str] field: ArgumentGroupFactory gives it nargs "+"
+	// (argument_utils.py:143-147), each module a word.
+	{Key: "recompute_modules", Flag: "--recompute-modules", List: true},
 	{Key: "overlap_grad_reduce", Flag: "--overlap-grad-reduce", On: "true"},
 	{Key: "overlap_param_gather", Flag: "--overlap-param-gather", On: "true"},
 	{Key: "tp_comm_overlap", Flag: "--tp-comm-overlap", On: "true"},
@@ -87,6 +95,10 @@ func TrainingArgs(stated [][2]string) []string {
 		f, ok := TrainingFlagOf(kv[0])
 		switch {
 		case !ok:
+		case f.List:
+			// A list key: its items, each a word.
+			args = append(args, f.Flag)
+			args = append(args, strings.Split(strings.Trim(kv[1], "[]"), ", ")...)
 		case f.On == "":
 			args = append(args, f.Flag, kv[1])
 		case kv[1] == f.On:

@@ -1,6 +1,9 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Term names of mimoplan's adjustments (docs/estimate.md explains each).
 const (
@@ -17,6 +20,7 @@ const (
 	TermAttentionScores    = "attention_scores"
 	TermScoresGrad         = "attention_scores_grad"
 	TermMoEActivations     = "moe_activations"
+	TermRecomputeModules   = "recompute_modules"
 	TermFrozenActivations  = "frozen_activations"
 	TermFrozenWeights      = "frozen_weights"
 	TermGradBufferDtype    = "grad_buffer_dtype"
@@ -94,6 +98,11 @@ func adjust(e *Estimate, c *Config, p *Parallel, t *Training, w weights, formula
 			why = "a frozen encoder runs forward only: nothing before it trains, so autograd keeps none of its activations"
 		}
 		step(TermFrozenActivations, why)
+	}
+	if rc := recomputedOf(c, t); rc != (recomputed{}) && !l.noGrad {
+		shape.rc = rc
+		a.perLayer = units(shape.perLayer(c, true))
+		step(TermRecomputeModules, fmt.Sprintf("selective recompute of %s: backward recomputes their activations from their inputs in place of keeping them", strings.Join(t.RecomputeModules, ", ")))
 	}
 	if t.FP8 != "" && !l.noGrad {
 		shape.fp8 = true

@@ -85,14 +85,17 @@ type Training struct {
 	// The stack and overlap settings of the layout's training block
 	// (layout.Training), each zero at Megatron's default and then left out
 	// of JSON.
-	RecomputeMethod              string `json:"recompute_method,omitempty"`
-	RecomputeNumLayers           int    `json:"recompute_num_layers,omitempty"`
-	OverlapGradReduce            bool   `json:"overlap_grad_reduce,omitempty"`
-	OverlapParamGather           bool   `json:"overlap_param_gather,omitempty"`
-	TPCommOverlap                bool   `json:"tp_comm_overlap,omitempty"`
-	GradReduceInBF16             bool   `json:"grad_reduce_in_bf16,omitempty"` // grad_reduce_in_fp32: false
-	MoETokenDispatcherType       string `json:"moe_token_dispatcher_type,omitempty"`
-	OverlapMoEExpertParallelComm bool   `json:"overlap_moe_expert_parallel_comm,omitempty"`
+	RecomputeMethod    string `json:"recompute_method,omitempty"`
+	RecomputeNumLayers int    `json:"recompute_num_layers,omitempty"`
+	// RecomputeModules: selective recompute's submodules; nil is
+	// Megatron's default, core attention alone.
+	RecomputeModules             []string `json:"recompute_modules,omitempty"`
+	OverlapGradReduce            bool     `json:"overlap_grad_reduce,omitempty"`
+	OverlapParamGather           bool     `json:"overlap_param_gather,omitempty"`
+	TPCommOverlap                bool     `json:"tp_comm_overlap,omitempty"`
+	GradReduceInBF16             bool     `json:"grad_reduce_in_bf16,omitempty"` // grad_reduce_in_fp32: false
+	MoETokenDispatcherType       string   `json:"moe_token_dispatcher_type,omitempty"`
+	OverlapMoEExpertParallelComm bool     `json:"overlap_moe_expert_parallel_comm,omitempty"`
 	// moe_expert_capacity_factor (0: none, dropless) and
 	// moe_pad_expert_input_to_capacity.
 	MoEExpertCapacityFactor     float64 `json:"moe_expert_capacity_factor,omitempty"`

@@ -1,5 +1,7 @@
 package model
 
+import "slices"
+
 // The stack: what the training run really holds, beyond Megatron's
 // theoretical formula. Defaults and sources: docs/estimate.md "The stack".
 
@@ -65,9 +67,24 @@ func (t *Training) unfusedAttention() bool {
 }
 
 // scoresKept reports whether the scores are kept for backward: unfused
-// attention without selective recompute (which recomputes core attention).
+// attention unless full recompute or selective recompute of core attention
+// (recompute_modules' core_attn) recomputes it.
 func (t *Training) scoresKept() bool {
-	return t.unfusedAttention() && t.RecomputeGranularity == RecomputeNone
+	return t.unfusedAttention() && t.RecomputeGranularity != RecomputeFull && !t.Recomputes("core_attn")
+}
+
+// Recomputes reports whether selective recompute recomputes module (one
+// of recompute_modules' names): core attention alone unless
+// recompute_modules says otherwise (transformer_config.py:1940-1941 at
+// d98e8a6).
+func (t *Training) Recomputes(module string) bool {
+	if t.RecomputeGranularity != RecomputeSelective {
+		return false
+	}
+	if t.RecomputeModules == nil {
+		return module == "core_attn"
+	}
+	return slices.Contains(t.RecomputeModules, module)
 }
 
 // MoECapacityShare is the routed tokens an expert computes, as a share of
@@ -133,6 +150,27 @@ type layerShape struct {
 	// (transformer_impl transformer_engine), whose permutation keeps no
 	// token copies for backward (moeTEExperts).
 	teExperts bool
+	// rc: the submodules selective recompute recomputes beyond core
+	// attention (recompute_modules), whose activations backward
+	// recomputes in place of keeping them; mlaLatent is what
+	// multi-latent attention's up-projections keep then, their inputs:
+	// the compressed query and key-value and the rope key, per token.
+	rc        recomputed
+	mlaLatent int
+}
+
+// recomputed are the recompute_modules a layer shape prices as
+// recomputed.
+type recomputed struct{ mlaUp, mlp, moe, shared, norm bool }
+
+// recomputedOf is what t recomputes of a model like c: mla_up_proj only
+// with multi-latent attention (recompute-module-unsupported refuses it
+// otherwise).
+func recomputedOf(c *Config, t *Training) recomputed {
+	return recomputed{
+		mlaUp: c.MultiLatentAttention && t.Recomputes("mla_up_proj"), mlp: t.Recomputes("mlp"),
+		moe: t.Recomputes("moe"), shared: t.Recomputes("shared_experts"), norm: t.Recomputes("layernorm"),
+	}
 }
 
 // torchRMSNormExtra is torch.nn.RMSNorm's extra per element (the local
@@ -146,7 +184,12 @@ const torchRMSNormExtra = 4
 func (l *layerShape) repl(tokens float64) float64 {
 	// Two norm inputs (4), the attention and MLP inputs (4), two dropout
 	// masks (2): 10*s*b*h. A frozen layer keeps no linear-layer inputs.
+	// Recomputed norms (layernorm) keep their inputs and recompute the
+	// outputs the next linear layers read.
 	x := 10 + 2*l.normExtra
+	if l.rc.norm {
+		x -= 4
+	}
 	switch {
 	case l.frozen:
 		x -= 4
@@ -166,6 +209,12 @@ func (l *layerShape) attention(tokens float64, seq int) float64 {
 		proj = qd
 	}
 	b := tokens * (2*qd + 4*kv + proj)
+	if l.rc.mlaUp {
+		// mla_up_proj: the up-projected q, k and v are recomputed from
+		// their latents, which every tp rank keeps whole (the caller
+		// divides by tp).
+		b = tokens * (proj + 2*float64(l.mlaLatent*l.tp))
+	}
 	if l.scores {
 		b += 5 * float64(l.heads) * float64(seq) * tokens
 	}
@@ -196,7 +245,11 @@ func (l *layerShape) dense(seq, mbs int) float64 {
 	}
 	tokens := prod(seq, mbs)
 	tp := float64(l.tp)
-	par := (l.attention(tokens, seq) + l.mlp(tokens, l.ffn)) / tp
+	mlp := l.mlp(tokens, l.ffn)
+	if l.rc.mlp {
+		mlp = 0 // recomputed from its input, which repl keeps
+	}
+	par := (l.attention(tokens, seq) + mlp) / tp
 	if l.sp {
 		return l.repl(tokens)/tp + par
 	}
@@ -222,6 +275,13 @@ func (l *layerShape) moe(seq, mbs int) float64 {
 		b += l.repl(tokens)
 	}
 	local := tokens / tp
+	if l.sharedFFN > 0 && !l.rc.shared && !l.rc.moe {
+		b += l.mlp(local, l.sharedFFN)
+	}
+	if l.rc.moe {
+		// The whole MoE layer recomputed from its input (repl keeps it).
+		return b
+	}
 	copies := local * float64(l.topk) * l.capacity
 	b += 8 * local * float64(l.experts)
 	if l.teExperts {
@@ -230,9 +290,6 @@ func (l *layerShape) moe(seq, mbs int) float64 {
 		b += 2 * 2 * copies * float64(l.hidden*l.etp)
 	}
 	b += l.mlp(copies, l.moeFFN)
-	if l.sharedFFN > 0 {
-		b += l.mlp(local, l.sharedFFN)
-	}
 	return b
 }
 
@@ -269,6 +326,7 @@ func newLayerShape(c *Config, p *Parallel, t *Training) layerShape {
 	if c.MultiLatentAttention {
 		// MLA keeps q, k (nope + rope) and v per head.
 		l.groups, l.kvch = c.NumAttentionHeads, (2*(c.QKHeadDim+c.QKPosEmbHeadDim)+c.VHeadDim)/4
+		l.mlaLatent = c.QLoRARank + c.KVLoRARank + c.QKPosEmbHeadDim
 	}
 	if c.NumExperts > 0 {
 		l.experts, l.topk, l.moeFFN, l.sharedFFN, l.etp = c.NumExperts, c.MoERouterTopK, c.MoEFFNHiddenSize, c.MoESharedExpertIntermediateSize, p.ExptTP

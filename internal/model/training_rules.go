@@ -19,6 +19,7 @@ const (
 	RuleOptimizerDtypeNeedsPA      = "optimizer-dtype-needs-precision-aware"
 	RuleMainGradsNeedsBF16Reduce   = "main-grads-dtype-needs-bf16-reduce"
 	RuleMoECapacityUnsupported     = "moe-capacity-unsupported"
+	RuleRecomputeModuleUnsupported = "recompute-module-unsupported"
 )
 
 // checkTraining adds the training block's violations for a module with
@@ -77,6 +78,7 @@ func checkTraining(c Config, p Parallel, tr Training, add func(rule, key string,
 		add(RuleFP8NeedsTE, "training.fp8", "use transformer_impl: transformer_engine, or remove fp8",
 			"fp8 %s needs Transformer Engine's layers; transformer_impl is local", tr.FP8)
 	}
+	recomputeModules(c, tr, add)
 	if tr.OverlapMoEExpertParallelComm && c.NumExperts > 0 {
 		moeCommOverlap(p, tr, add)
 	}
@@ -91,6 +93,29 @@ func CheckOptimizer(tr Training) []Violation {
 		out = append(out, Violation{Rule: rule, Key: key, Hint: hint.(string), Message: fmt.Sprintf(format, args...)})
 	})
 	return out
+}
+
+// recomputeModules checks what TransformerConfig refuses of
+// recompute_modules under selective recompute (transformer_config.py:1964-1973,
+// :2000-2012 at d98e8a6): mla_up_proj without multi-latent attention;
+// moe_act without grouped experts (moe_grouped_gemm, which launch plans
+// leave at Megatron's default, off); and moe_act or layernorm with fp8
+// under delayed scaling, the fp8 recipe launch plans leave at Megatron's
+// default.
+func recomputeModules(c Config, tr Training, add func(rule, key string, hint any, format string, args ...any)) {
+	const key = "training.recompute_modules"
+	if tr.Recomputes("mla_up_proj") && !c.MultiLatentAttention {
+		add(RuleRecomputeModuleUnsupported, key, "remove mla_up_proj, or give the model multi_latent_attention",
+			"mla_up_proj in recompute_modules needs multi-latent attention, which this model does not have")
+	}
+	if tr.Recomputes("moe_act") {
+		add(RuleRecomputeModuleUnsupported, key, "remove moe_act (recompute moe or mlp instead)",
+			"moe_act in recompute_modules needs grouped experts (moe_grouped_gemm), which launch plans leave at Megatron's default, off")
+	}
+	if tr.FP8 != "" && tr.Recomputes("layernorm") {
+		add(RuleRecomputeModuleUnsupported, key, "remove layernorm, or fp8",
+			"layernorm in recompute_modules with fp8: Megatron refuses it under delayed scaling, the fp8 recipe launch plans leave at its default")
+	}
 }
 
 // CheckMoECapacity returns what TransformerConfig refuses of padding the

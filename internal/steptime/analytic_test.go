@@ -94,8 +94,12 @@ func TestShapeOfGPT3(t *testing.T) {
 	assert.InEpsilon(t, 12*96*12288*12288+51200*12288.0, s.Dims.DenseParams, 0.002)
 	// The output layer: 6 h V per token.
 	assert.InEpsilon(t, 6*12288*51200*2048.0, s.Dims.LogitsFLOPsPerSample, 1e-12)
+	// The MLPs, which recompute_modules' mlp runs again: 6 h ffn 2 per
+	// token and layer (GeLU: two matrices).
+	assert.InEpsilon(t, 6*12288*49152*2*96*2048.0, s.Dims.DenseMLPFLOPsPerSample, 1e-12)
 	assert.Equal(t, Dims{FFN: 49152, MoEFFN: 49152, AttnFLOPsPerSample: s.Dims.AttnFLOPsPerSample, LogitsFLOPsPerSample: s.Dims.LogitsFLOPsPerSample,
-		DenseParams: s.Dims.DenseParams, LayerTensors: 12, OuterTensors: 4}, s.Dims, "12 tensors a layer (2 norms and 4 linear layers, each with a bias); word and position embeddings and the final norm")
+		DenseParams: s.Dims.DenseParams, LayerTensors: 12, OuterTensors: 4, DenseMLPFLOPsPerSample: s.Dims.DenseMLPFLOPsPerSample}, s.Dims,
+		"12 tensors a layer (2 norms and 4 linear layers, each with a bias); word and position embeddings and the final norm")
 	s.Dims = Dims{}
 	assert.Equal(t, Shape{FLOPsPerSample: s.FLOPsPerSample, Layers: 96, Hidden: 12288, Seq: 2048, KVDim: 12288, TopK: 2}, s)
 	assert.Equal(t, Shape{}, ShapeOf(&layout.Module{}), "no model, no cost")

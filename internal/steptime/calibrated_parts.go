@@ -1,10 +1,6 @@
 package steptime
 
-import (
-	"math"
-
-	"github.com/mimoplan/mimoplan/internal/model"
-)
+import "math"
 
 const bf16Bytes = 2
 
@@ -36,15 +32,28 @@ func (c *Calibrated) compute(s *Shape, m *Module, w *work) (busy, flush float64)
 	dense := s.FLOPsPerSample - attn - expert
 	// Megatron's FLOPs are three passes (forward, two backward); full
 	// recompute runs the forward again, selective recompute core
-	// attention's forward (Korthikanti et al. 2022, sec. 5).
+	// attention's forward (Korthikanti et al. 2022, sec. 5), unless
+	// recompute_modules leaves core_attn out.
 	again := (2 + w.fwd) / 3
 	attnAgain := again
-	if c.Train.RecomputeGranularity == model.RecomputeSelective {
+	if c.Train.Recomputes("core_attn") {
 		attnAgain = 4.0 / 3
 	}
 	h := float64(max(1, s.Hidden))
 	tp := float64(max(1, m.TP))
-	t := dense * perGPU * again / (c.gemmPeak() * c.gemmEff(h/tp, w.mbTok))
+	// Selective recompute's submodules (recompute_modules) run their
+	// forward again: a third of their FLOPs.
+	rc := 0.0
+	if c.Train.Recomputes("mlp") {
+		rc += d.DenseMLPFLOPsPerSample
+	}
+	if c.Train.Recomputes("shared_experts") || c.Train.Recomputes("moe") {
+		rc += d.SharedExpertFLOPsPerSample
+	}
+	if c.Train.Recomputes("mla_up_proj") {
+		rc += d.MLAUpFLOPsPerSample
+	}
+	t := (dense*again + rc/3) * perGPU / (c.gemmPeak() * c.gemmEff(h/tp, w.mbTok))
 	if expert > 0 {
 		// Tokens an expert multiplies per micro-batch: a GPU's tokens (s/tp
 		// with sequence parallelism), topk copies each, gathered from the ep
@@ -55,7 +64,11 @@ func (c *Calibrated) compute(s *Shape, m *Module, w *work) (busy, flush float64)
 		cs := c.Train.MoECapacityShare()
 		mt := w.mbTok / tp * float64(max(1, s.TopK)) * float64(max(1, m.EP)*max(1, m.ExptTP)) / ex * cs
 		width := float64(max(1, d.MoEFFN)) / float64(max(1, m.ExptTP))
-		t += expert * cs * perGPU * again / (c.gemmPeak() * c.gemmEff(width, mt))
+		ea := again
+		if c.Train.Recomputes("moe") {
+			ea += 1.0 / 3
+		}
+		t += expert * cs * perGPU * ea / (c.gemmPeak() * c.gemmEff(width, mt))
 	}
 	if attn > 0 {
 		eff := c.K.AttnEfficiency * c.stack() * w.mbTok / (w.mbTok + c.K.TokensHalf)
@@ -221,17 +234,23 @@ func (c *Calibrated) epComm(s *Shape, m *Module, w *work) float64 {
 	// (model.Training.MoEStaticShapes).
 	// (The local stack's measured MoE layer holds its synchronisation:
 	// LocalConstants.MoELayer.)
+	// Recomputing the MoE layers (recompute_modules' moe) runs their
+	// forward, its dispatch and combine included, again.
+	fwd := w.fwd
+	if c.Train.Recomputes("moe") {
+		fwd++
+	}
 	var t float64
 	if !c.local() && !c.Train.MoEStaticShapes() {
 		mb := w.samples / max(1, w.mbTok/w.tokens)
-		t = c.K.MoESync * mb * float64(s.MoELayers) / float64(max(1, m.PP)) * w.fwd
+		t = c.K.MoESync * mb * float64(s.MoELayers) / float64(max(1, m.PP)) * fwd
 	}
 	if m.EP*m.ExptTP < 2 {
 		return t
 	}
 	layers := w.samples * float64(s.MoELayers) / float64(max(1, m.PP))
 	tok := w.tokens / float64(max(1, m.TP)) * float64(s.Hidden) * bf16Bytes
-	passes := 2*w.fwd + 2
+	passes := 2*fwd + 2
 	switch d := c.Train.MoETokenDispatcherType; d {
 	case "alltoall", "flex":
 		// Padded to capacity, the dispatcher sends each expert its

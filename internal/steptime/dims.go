@@ -35,6 +35,12 @@ type Dims struct {
 	// SharedExpert: the MoE layers have a shared expert
 	// (moe_shared_expert_intermediate_size), two more GEMMs each.
 	SharedExpert bool
+	// The FLOPs of the submodules selective recompute may run again
+	// (recompute_modules), forward and backward as Megatron counts them:
+	// the dense layers' MLPs, the shared experts, and multi-latent
+	// attention's up-projections (with the query's projection when it is
+	// not compressed).
+	DenseMLPFLOPsPerSample, SharedExpertFLOPsPerSample, MLAUpFLOPsPerSample float64
 }
 
 // DimsOf splits config c as Megatron's num_floating_point_operations does
@@ -66,6 +72,18 @@ func DimsOf(cfg model.Config) Dims {
 	if c.NumExperts > 0 {
 		d.ExpertFLOPsPerSample = 6 * h * float64(d.MoEFFN) * float64(c.MoERouterTopK) * ffnExp * moe * seq
 		d.ExpertParams = float64(c.NumExperts) * ffnExp * h * float64(d.MoEFFN) * moe
+	}
+	dense := float64(c.NumLayers) - moe
+	d.DenseMLPFLOPsPerSample = 6 * h * float64(c.FFNHiddenSize) * ffnExp * dense * seq
+	d.SharedExpertFLOPsPerSample = 6 * h * float64(c.MoESharedExpertIntermediateSize) * ffnExp * moe * seq
+	if c.MultiLatentAttention {
+		heads := float64(c.NumAttentionHeads)
+		qIn := float64(c.QLoRARank)
+		if qIn == 0 {
+			qIn = h
+		}
+		up := qIn*heads*float64(c.QKHeadDim+c.QKPosEmbHeadDim) + float64(c.KVLoRARank)*heads*float64(c.QKHeadDim+c.VHeadDim)
+		d.MLAUpFLOPsPerSample = 6 * up * float64(c.NumLayers) * seq
 	}
 	d.DenseParams = max(0, e.Megatron.Parameters-d.ExpertParams)
 	d.LogitsFLOPsPerSample = 6 * h * float64(e.Megatron.PaddedVocabSize) * float64(c.MTPNumLayers+1) * seq

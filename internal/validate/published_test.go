@@ -27,8 +27,7 @@ var gpuMiB = map[string]int{"H100": 81559, "A100": 81920, "B200": 183359}
 // why (docs/estimate.md, "Published recipes"); the test fails when one of
 // them fits, so the list only shrinks.
 var refusedRecipes = map[string]string{
-	"dgxc-25.05.04-h100-deepseek-v3-bf16": "80.36 GiB of 79.65: the run recomputes MLA's up-projections alone (recompute_modules [mla_up_proj]), which the layout cannot state: selective recompute reads as core attention's, so the up-projected q, k and v of its first stage's 7 layers and 8 micro-batches in flight stay counted",
-	"mixtral-8x22b-64k-nemo.yaml":         "no recompute at 64k tokens: each MoE layer's experts keep, on a rank, 65,536 routed copies (16,384 tokens, top 2, gathered over expert tp 2) of a 8,192-wide SwiGLU half, 6 bytes a value: 3 GiB a layer, and the first stage holds 59 layers' worth (pp 4, vpp 14); the recipe has no published run",
+	"mixtral-8x22b-64k-nemo.yaml": "no recompute at 64k tokens: each MoE layer's experts keep, on a rank, 65,536 routed copies (16,384 tokens, top 2, gathered over expert tp 2) of a 8,192-wide SwiGLU half, 6 bytes a value: 3 GiB a layer, and the first stage holds 59 layers' worth (pp 4, vpp 14); the recipe has no published run",
 }
 
 // publishedRun is a published run as a layout.
