@@ -76,10 +76,13 @@ def argv(training):
     return a
 
 
-def one_case(root, name, stubs):
+def run_transformer_config(root, a, stubs, keys):
+    """Runs parse_args, validate_args and core_transformer_config_from_args
+    of the tree at root on argv a (torch and stubs stubbed, Transformer
+    Engine present) and prints the RESULT line run_cases reads: the
+    config's keys, or where it raised."""
     sys.path.insert(0, root)
     os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0")
-    training, a = cases()[name]
     sys.meta_path.insert(0, optdtype.Finder(stubs, True))
     res = {}
     try:
@@ -91,16 +94,20 @@ def one_case(root, name, stubs):
         from megatron.training.argument_utils import core_transformer_config_from_args
 
         config = core_transformer_config_from_args(args)
-        res["config"] = {k: getattr(config, k) for k in (
-            "moe_token_dispatcher_type", "moe_expert_capacity_factor", "moe_pad_expert_input_to_capacity",
-            "moe_flex_dispatcher_backend")}
+        res["config"] = {k: getattr(config, k) for k in keys}
         res["outcome"] = "ok"
     except ModuleNotFoundError as e:
         res = {"outcome": "missing", "module": e.name}
     except BaseException as e:  # AssertionError, ValueError, RuntimeError, SystemExit
         res.update(outcome="raises", exception=type(e).__name__, where=mimovpp.where(e.__traceback__, root),
                    message=" ".join(str(e).split())[:400])
-    print("RESULT " + json.dumps(res))
+    print("RESULT " + json.dumps(res, default=str))
+
+
+def one_case(root, name, stubs):
+    _, a = cases()[name]
+    run_transformer_config(root, a, stubs, ("moe_token_dispatcher_type", "moe_expert_capacity_factor",
+                                            "moe_pad_expert_input_to_capacity", "moe_flex_dispatcher_backend"))
 
 
 def fields(case):

@@ -34,9 +34,6 @@ Usage:
 """
 
 import itertools
-import json
-import os
-import sys
 
 import upstream_stub
 
@@ -69,30 +66,9 @@ def cases():
 
 
 def one_case(root, name, stubs):
-    sys.path.insert(0, root)
-    os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0")
-    case, a = cases()[name]
-    sys.meta_path.insert(0, optdtype.Finder(stubs, True))
-    res = {}
-    try:
-        from megatron.training.arguments import parse_args, validate_args
-
-        sys.argv = ["pretrain_gpt.py"] + a
-        args = parse_args()
-        validate_args(args, {})
-        from megatron.training.argument_utils import core_transformer_config_from_args
-
-        config = core_transformer_config_from_args(args)
-        res["config"] = {k: getattr(config, k) for k in (
-            "recompute_granularity", "recompute_modules", "moe_grouped_gemm", "fp8_recipe",
-            "multi_latent_attention")}
-        res["outcome"] = "ok"
-    except ModuleNotFoundError as e:
-        res = {"outcome": "missing", "module": e.name}
-    except BaseException as e:  # AssertionError, ValueError, RuntimeError, SystemExit
-        res.update(outcome="raises", exception=type(e).__name__, where=mimovpp.where(e.__traceback__, root),
-                   message=" ".join(str(e).split())[:400])
-    print("RESULT " + json.dumps(res, default=str))
+    _, a = cases()[name]
+    capacity.run_transformer_config(root, a, stubs, ("recompute_granularity", "recompute_modules", "moe_grouped_gemm",
+                                                     "fp8_recipe", "multi_latent_attention"))
 
 
 def fields(case):
