@@ -42,6 +42,20 @@ func checkParse(t *testing.T, data []byte) {
 	if l.ExpandableSegments() && !strings.Contains(l.Env[slices.IndexFunc(l.Env, func(e layout.EnvVar) bool { return e.Name == layout.AllocConf })].Value, "expandable_segments:True") {
 		t.Errorf("expandable segments without expandable_segments:True in %s", layout.AllocConf)
 	}
+	// Every training key the parser kept reads back from the text it
+	// writes (the float and list keys included), so a launch plan's
+	// arguments and an imported layout say what was parsed.
+	if l.Training != nil {
+		for _, k := range layout.TrainingKeys() {
+			if k.IsDefault(l.Training) {
+				continue // the default is the key left out
+			}
+			var back layout.Training
+			if v := k.Value(l.Training); !k.Set(&back, v) || k.Value(&back) != v {
+				t.Errorf("training.%s: %q does not read back", k.Name, v)
+			}
+		}
+	}
 	for _, m := range l.Modules {
 		if !m.Broken && !m.Unplaced && m.NumRanks > 0 && m.End() > 2*layout.MaxWorldSize {
 			t.Errorf("module %q ends at %d, past every bound", m.Name, m.End())
@@ -51,6 +65,7 @@ func checkParse(t *testing.T, data []byte) {
 
 func FuzzParse(f *testing.F) {
 	testutil.AddLayoutSeeds(f)
+	f.Add([]byte("version: 1\nworld_size: 8\ntraining: {moe_token_dispatcher_type: alltoall, moe_expert_capacity_factor: 1.25, moe_pad_expert_input_to_capacity: true, recompute_granularity: selective, recompute_modules: [mla_up_proj, mlp]}\nmodules:\n- {name: language, num_ranks: 8, ep: 8}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkParse(t, data)
 	})
