@@ -64,8 +64,8 @@ const TorchAdamSlackFraction = 0.46
 // runs without recompute. Not with the alltoall dispatcher padding to
 // capacity (Training.MoEStaticShapes), whose buffers keep one size: at
 // micro-batch 8 its reserve above the peak was 682 MiB where the same run
-// dropless reserved 5,001 and 5,282 MiB (testdata/measured/h200-x2-capacity.json,
-// step8-moe-ep2-pad and -a2a).
+// dropless reserved 5,001 and 5,282 MiB (testdata/measured/h200-x2.json,
+// run c7: step8-moe-ep2-pad and -a2a).
 const MoEFragmentationFraction = 0.25
 
 // NCCL buffers, per communicator with peers, as the two-GPU runs measured

@@ -185,9 +185,10 @@ func (l *layerShape) repl(tokens float64) float64 {
 	// Two norm inputs (4), the attention and MLP inputs (4), two dropout
 	// masks (2): 10*s*b*h. A frozen layer keeps no linear-layer inputs.
 	// Recomputed norms (layernorm) keep their inputs and recompute the
-	// outputs the next linear layers read.
+	// outputs the next linear layers read (which a frozen layer does not
+	// keep anyway).
 	x := 10 + 2*l.normExtra
-	if l.rc.norm {
+	if l.rc.norm && !l.frozen {
 		x -= 4
 	}
 	switch {

@@ -46,9 +46,15 @@ func (c *Calibrated) bound() float64 {
 }
 
 // Compute is the module's FLOPs spread evenly at the best rate any shape
-// reaches: every part of Time's compute is at least that.
+// reaches: every part of Time's compute is at least that. A capacity
+// below the experts' even share drops part of their FLOPs, which Time
+// does not run either.
 func (c *Calibrated) Compute(s *Shape, n int) float64 {
-	return s.FLOPsPerSample * float64(c.Job.Samples) / (float64(n) * c.bound())
+	f := s.FLOPsPerSample
+	if cs := c.Train.MoECapacityShare(); cs < 1 {
+		f -= min(s.Dims.ExpertFLOPsPerSample, f) * (1 - cs)
+	}
+	return f * float64(c.Job.Samples) / (float64(n) * c.bound())
 }
 
 // OffsetClass: the model reads the offset only as its place in a node.

@@ -22,6 +22,12 @@ func TestCalibratedConforms(t *testing.T) {
 		{TransformerImpl: "local", AttentionBackend: "flash", SequenceParallel: true, MoETokenDispatcherType: "alltoall"},
 		{DeferEmbeddingWgradCompute: true, SequenceParallel: true, TPCommOverlap: true},
 		{DeferEmbeddingWgradCompute: true, WgradDeferralLimit: 3, RecomputeGranularity: model.RecomputeFull},
+		// Capacity below the even share drops routed tokens; padded above
+		// it, experts compute more; selective recompute of submodules.
+		{MoETokenDispatcherType: "alltoall", MoEExpertCapacityFactor: 0.5},
+		{MoETokenDispatcherType: "alltoall", MoEExpertCapacityFactor: 1.5, MoEPadExpertInputToCapacity: true, SequenceParallel: true},
+		{RecomputeGranularity: model.RecomputeSelective, RecomputeModules: []string{"mla_up_proj", "mlp", "moe", "shared_experts"}, MoETokenDispatcherType: "alltoall"},
+		{RecomputeGranularity: model.RecomputeSelective, RecomputeModules: []string{"moe"}, TransformerImpl: "local", MoEExpertCapacityFactor: 0.8, MoEPadExpertInputToCapacity: true, MoETokenDispatcherType: "alltoall"},
 	}
 	rounds := 300
 	if testing.Short() {
