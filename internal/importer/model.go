@@ -103,7 +103,7 @@ func (a *args) training() []Setting {
 			continue
 		}
 		if k, ok := trainingKey(f.Key); ok && k.Kind == "list" {
-			// nargs "*": the words readArgs joined, as a YAML list.
+			// nargs "+": the words readArgs joined, as a YAML list.
 			out = append(out, Setting{f.Key, "[" + strings.Join(strings.Fields(v), ", ") + "]"})
 			continue
 		}

@@ -86,6 +86,7 @@ func TestTrainingKeyErrors(t *testing.T) {
 		{"  moe_expert_capacity_factor: .inf\n", "decimal number"},
 		{"  moe_expert_capacity_factor: 0x10\n", "decimal number"},
 		{"  moe_expert_capacity_factor: 1e30\n", "at most"},
+		{"  moe_expert_capacity_factor: 1e-400\n", "must be above 0"},
 		{"  moe_expert_capacity_factor: none\n", "must be a number"},
 		{"  moe_pad_expert_input_to_capacity: 1\n", "must be true or false"},
 		{"  recompute_modules: core_attn\n", "must be a list of core_attn"},
