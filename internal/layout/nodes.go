@@ -198,7 +198,7 @@ func (p *parser) positive(f field, name, module string, hi float64, hint string)
 	}
 	x, err := strconv.ParseFloat(v.Value, 64)
 	switch {
-	case strings.HasPrefix(v.Value, "-") || x == 0: // 0, or below float64's least (1e-400)
+	case strings.HasPrefix(v.Value, "-") || x == 0 && (err == nil || errors.Is(err, strconv.ErrRange)): // 0, or below float64's least (1e-400)
 		p.d.Add(diag.RuleInvalidValue, pos, module, hint, "%s must be above 0, got %s", name, clip(v.Value))
 		return 0, false
 	case !plainNumber.MatchString(strings.TrimPrefix(v.Value, "+")):
