@@ -11,7 +11,31 @@ import (
 	"github.com/mimoplan/mimoplan/internal/steptime"
 )
 
-var fitFlag = flag.Bool("fit", false, "search the calibrated model's constants on the fit rows and print them")
+var (
+	fitFlag = flag.Bool("fit", false, "search the calibrated model's constants on the fit rows and print them")
+	fitOnly = flag.String("fit-only", "", "with -fit: search only these constants (comma-separated names), the others held at Fitted")
+)
+
+// searched is the constants -fit searches: every fitted one, or those
+// -fit-only names.
+func searched(t *testing.T) []param {
+	if *fitOnly == "" {
+		return fitted
+	}
+	var ps []param
+	for _, name := range strings.Split(*fitOnly, ",") {
+		n := len(ps)
+		for _, p := range fitted {
+			if p.name == strings.TrimSpace(name) {
+				ps = append(ps, p)
+			}
+		}
+		if len(ps) == n {
+			t.Fatalf("-fit-only: no fitted constant %q", name)
+		}
+	}
+	return ps
+}
 
 // param is a fitted constant: where it lives and the range it may take
 // (physical limits: efficiencies and exposed shares within (0, 1]).
@@ -48,11 +72,11 @@ func loss(cs []calCase, k steptime.Constants) float64 {
 
 // descend is coordinate descent on the fit rows' loss from k, each
 // constant within its range, by ever finer factors until none improves.
-func descend(fit []calCase, k steptime.Constants) (steptime.Constants, float64) {
+func descend(fit []calCase, ps []param, k steptime.Constants) (steptime.Constants, float64) {
 	best := loss(fit, k)
 	for round := 0; round < 1000; round++ {
 		improved := false
-		for _, p := range fitted {
+		for _, p := range ps {
 			for _, step := range []float64{1.5, 1 / 1.5, 1.1, 1 / 1.1, 1.02, 1 / 1.02, 1.005, 1 / 1.005} {
 				trial := k
 				v := p.ptr(&trial)
@@ -88,18 +112,19 @@ func TestCalibrationFit(t *testing.T) {
 		t.Skip("run with -fit")
 	}
 	fit, held := split(loadCalibration(t))
+	ps := searched(t)
 	rng := rand.New(rand.NewSource(1))
-	k, best := descend(fit, steptime.Fitted)
+	k, best := descend(fit, ps, steptime.Fitted)
 	start, startHeld := loss(fit, steptime.Fitted), loss(held, steptime.Fitted)
 	var near []steptime.Constants // the minima within 1% of the least
 	var all []float64
 	for i := 1; i < fitStarts; i++ {
 		s := steptime.Fitted
-		for _, p := range fitted {
+		for _, p := range ps {
 			lo := math.Max(p.lo, 1e-4)
 			*p.ptr(&s) = math.Exp(math.Log(lo) + rng.Float64()*(math.Log(p.hi)-math.Log(lo)))
 		}
-		m, l := descend(fit, s)
+		m, l := descend(fit, ps, s)
 		all = append(all, l)
 		if l < best {
 			k, best = m, l
@@ -107,7 +132,7 @@ func TestCalibrationFit(t *testing.T) {
 		near = append(near, m)
 	}
 	var b strings.Builder
-	for _, p := range fitted {
+	for _, p := range ps {
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for i, m := range near {
 			if all[i] <= best*1.01 {
