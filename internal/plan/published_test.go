@@ -110,8 +110,8 @@ func TestPublishedLayoutsRanked(t *testing.T) {
 		"Published layouts accepted: %d of %d; within 5%% of suggest's best or in its top 5: %d of %d.\n", b.String(), accepted, len(f.Rows), agree, len(f.Rows))
 	t.Log("\n" + table)
 	// Held at what the model reaches (the target is 80% agreeing).
-	if accepted < 71 || agree < 56 {
-		t.Errorf("accepted %d (held at >= 71), agreeing %d (held at >= 56)", accepted, agree)
+	if accepted < 71 || agree < 57 {
+		t.Errorf("accepted %d (held at >= 71), agreeing %d (held at >= 57)", accepted, agree)
 	}
 	testutil.CheckDocTable(t, "docs/calibration.md", "published layouts", table)
 }

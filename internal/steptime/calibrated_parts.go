@@ -53,7 +53,7 @@ func (c *Calibrated) compute(s *Shape, m *Module, w *work) (busy, flush float64)
 	if c.Train.Recomputes("mla_up_proj") {
 		rc += d.MLAUpFLOPsPerSample
 	}
-	t := (dense*again + rc/3) * perGPU / (c.gemmPeak() * c.gemmEff(h/tp, w.mbTok))
+	t := (dense*again + rc/3) * perGPU * c.tpPenalty(s, m.TP, w.mbTok, denseLayers) / (c.gemmPeak() * c.gemmEff(h/tp, w.mbTok))
 	if expert > 0 {
 		// Tokens an expert multiplies per micro-batch: a GPU's tokens (s/tp
 		// with sequence parallelism), topk copies each, gathered from the ep
@@ -68,7 +68,7 @@ func (c *Calibrated) compute(s *Shape, m *Module, w *work) (busy, flush float64)
 		if c.Train.Recomputes("moe") {
 			ea += 1.0 / 3
 		}
-		t += expert * cs * perGPU * ea / (c.gemmPeak() * c.gemmEff(width, mt))
+		t += expert * cs * perGPU * ea * c.tpPenalty(s, m.ExptTP, mt, expertLayers) / (c.gemmPeak() * c.gemmEff(width, mt))
 	}
 	if attn > 0 {
 		eff := c.K.AttnEfficiency * c.stack() * w.mbTok / (w.mbTok + c.K.TokensHalf)

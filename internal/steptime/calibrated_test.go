@@ -57,7 +57,7 @@ func (w withDims) shape(s *steptime.Shape) *steptime.Shape {
 	c := *s
 	c.Dims = steptime.Dims{FFN: 4 * s.Hidden, MoEFFN: s.Hidden / 2, Experts: 64,
 		AttnFLOPsPerSample: 0.2 * s.FLOPsPerSample, DenseParams: 1e9 * float64(s.Layers),
-		LayerTensors: 12, ExpertTensors: 2, OuterTensors: 4,
+		LayerTensors: 12, ExpertTensors: 2, OuterTensors: 4, Gated: s.Layers%2 == 0,
 		// An output layer from a tenth of the FLOPs to more than a
 		// stage's layers (pace, deferral).
 		LogitsFLOPsPerSample: s.FLOPsPerSample * min(0.9, 0.1+2/float64(max(1, s.Layers)))}

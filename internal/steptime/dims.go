@@ -35,6 +35,8 @@ type Dims struct {
 	// SharedExpert: the MoE layers have a shared expert
 	// (moe_shared_expert_intermediate_size), two more GEMMs each.
 	SharedExpert bool
+	// Gated: the MLPs are gated (swiglu): fc1 is twice the MLP's width.
+	Gated bool
 	// The FLOPs of the submodules selective recompute may run again
 	// (recompute_modules), forward and backward as Megatron counts them:
 	// the dense layers' MLPs, the shared experts, and multi-latent
@@ -53,7 +55,7 @@ func DimsOf(cfg model.Config) Dims {
 	c := cfg.Resolve()
 	e := model.Compute(cfg, model.Parallel{NumRanks: 1, DP: 1}, model.Training{})
 	d := Dims{FFN: c.FFNHiddenSize, MoEFFN: c.MoEFFNHiddenSize, Experts: c.NumExperts,
-		SharedExpert: c.MoESharedExpertIntermediateSize > 0}
+		SharedExpert: c.MoESharedExpertIntermediateSize > 0, Gated: c.Swiglu}
 	if d.MoEFFN == 0 {
 		d.MoEFFN = d.FFN
 	}
