@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mimoplan/mimoplan/internal/layout"
+	"github.com/mimoplan/mimoplan/internal/model"
 	"github.com/mimoplan/mimoplan/internal/steptime"
 	"github.com/mimoplan/mimoplan/internal/testutil"
 )
@@ -21,6 +22,7 @@ type publishedOutcome struct {
 	rank             int // 1-based in the top 5; 0: not there
 	agrees           bool
 	bestSizes, sizes string
+	measured         float64 // the published step, seconds per global batch
 }
 
 // sizesOf is c's sizes as the comparison reads them: a size the row's
@@ -38,6 +40,7 @@ func searchPublished(t *testing.T, f *testutil.Calibration, r testutil.CalRow) p
 	dev := steptime.Devices[r.GPU]
 	mem := fmt.Sprintf("%dMiB", int64(dev.MemBytes)>>20)
 	sel := steptime.Select{Dev: dev}
+	var measured float64
 	run := func(open bool, top int, margin float64) *Result {
 		text, err := f.Layout(r, open, mem)
 		if err != nil {
@@ -46,6 +49,10 @@ func searchPublished(t *testing.T, f *testutil.Calibration, r testutil.CalRow) p
 		spec, d := layout.ParseSpec(r.ID+".yaml", text)
 		if d.HasErrors() {
 			t.Fatalf("%s: %v", r.ID, d.Items)
+		}
+		cfg := spec.Modules[0].Model.Config.Resolve()
+		if measured, err = r.MeasuredStep(cfg.SeqLength, cfg.NumLayers, cfg.HiddenSize, model.PaddedVocabSize(cfg.VocabSize, cfg.MakeVocabSizeDivisibleBy, 1)); err != nil {
+			t.Fatal(err)
 		}
 		res, err := Search(&Request{Spec: spec, Est: Model{}, Time: sel.For(spec),
 			GPUMemory: float64(spec.GPUMemory), Margin: margin * float64(spec.GPUMemory), Top: top})
@@ -79,6 +86,7 @@ func searchPublished(t *testing.T, f *testutil.Calibration, r testutil.CalRow) p
 		}
 	}
 	o.agrees = o.accepted && (o.rank > 0 || o.step <= 1.05*o.best)
+	o.measured = measured
 	return o
 }
 
@@ -94,7 +102,8 @@ func TestPublishedLayoutsRanked(t *testing.T) {
 		t.Skip("60 searches up to 6,144 GPUs")
 	}
 	f := testutil.LoadCalibration(t)
-	var b strings.Builder
+	var b, brief strings.Builder
+	brief.WriteString("| row | published layout | predicted s | measured s | predicted / measured | suggest's best | its step s | agrees |\n|---|---|---|---|---|---|---|---|\n")
 	accepted, agree := 0, 0
 	for _, r := range f.Rows {
 		o := searchPublished(t, f, r)
@@ -105,6 +114,7 @@ func TestPublishedLayoutsRanked(t *testing.T) {
 			agree++
 		}
 		fmt.Fprintf(&b, "| %s | %s | %v | %.3f | %s | %.3f | %d | %v | %s |\n", o.id, o.sizes, o.accepted, o.step, o.bestSizes, o.best, o.rank, o.agrees, o.blocks)
+		fmt.Fprintf(&brief, "| %s | %s | %.3f | %.3f | %.2f | %s | %.3f | %v |\n", o.id, o.sizes, o.step, o.measured, o.step/o.measured, o.bestSizes, o.best, o.agrees)
 	}
 	table := fmt.Sprintf("| row | published | accepted | its step s | suggest's best | best step s | rank in top 5 | agrees | blocks |\n|---|---|---|---|---|---|---|---|---|\n%s\n"+
 		"Published layouts accepted: %d of %d; within 5%% of suggest's best or in its top 5: %d of %d.\n", b.String(), accepted, len(f.Rows), agree, len(f.Rows))
@@ -114,6 +124,8 @@ func TestPublishedLayoutsRanked(t *testing.T) {
 		t.Errorf("accepted %d (held at >= 71), agreeing %d (held at >= 57)", accepted, agree)
 	}
 	testutil.CheckDocTable(t, "docs/calibration.md", "published layouts", table)
+	fmt.Fprintf(&brief, "\nAccepted: %d of %d; agreeing (within 5%% of suggest's best step or in its top 5): %d of %d.\n", accepted, len(f.Rows), agree, len(f.Rows))
+	testutil.CheckDocTable(t, "docs/suggest.md", "suggest beside practice", brief.String())
 }
 
 // blockID is what blocks a layout, without the figures other issues'
