@@ -143,7 +143,11 @@ func (c *Calibrated) ring(vol float64, m *Module, stride, size int) float64 {
 // apart with alltoall, once per destination node with flex (DeepEP and
 // HybridEP send a token to a node once and fan it out over NVLink:
 // DeepEP's README, "normal kernels"), k random experts over N nodes
-// reaching (N-1)(1-(1-1/N)^k) other nodes.
+// reaching (N-1)(1-(1-1/N)^k) other nodes. flex sends a token to each
+// rank of its node once too, whatever number of its experts that rank
+// holds (DeepEP's dispatch layout, is_token_in_rank: Megatron-LM
+// megatron/core/transformer/moe/fused_a2a.py:91-126 at d98e8a6): k random
+// experts over ep ranks reach 1-(1-1/ep)^k of each.
 func (c *Calibrated) dispatch(vol, k float64, m *Module, flex bool) float64 {
 	if vol == 0 || m.EP < 2 {
 		return 0
@@ -152,6 +156,9 @@ func (c *Calibrated) dispatch(vol, k float64, m *Module, flex bool) float64 {
 	// One expression for every case, so that the fastest model's figure is
 	// the same float where the groups are inside a node anyway.
 	nv, in, out := c.Dev.NVLink, k*(ep-1)/ep, 0.0
+	if flex {
+		in = (ep - 1) * (1 - math.Pow(1-1/ep, k))
+	}
 	switch {
 	case c.fast:
 		nv = max(c.Dev.NVLink, c.Dev.Network)
@@ -159,6 +166,7 @@ func (c *Calibrated) dispatch(vol, k float64, m *Module, flex bool) float64 {
 		local := float64(min(m.EP, max(1, c.Job.GPUsPerNode/max(1, m.ExptTP))))
 		in, out = k*(local-1)/ep, k*(ep-local)/ep
 		if flex {
+			in = (local - 1) * (1 - math.Pow(1-1/ep, k))
 			n := math.Ceil(ep / local)
 			out = min(out, (n-1)*(1-math.Pow(1-1/n, k)))
 		}
