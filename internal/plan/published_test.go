@@ -99,7 +99,7 @@ func searchPublished(t *testing.T, f *testutil.Calibration, r testutil.CalRow) p
 // compared. The figures are reported and held.
 func TestPublishedLayoutsRanked(t *testing.T) {
 	if testing.Short() {
-		t.Skip("60 searches up to 6,144 GPUs")
+		t.Skip("a search per published run, up to 6,144 GPUs")
 	}
 	f := testutil.LoadCalibration(t)
 	var b, brief strings.Builder

@@ -32,7 +32,7 @@ func TestCalibration(t *testing.T) {
 	// issue's targets are a median |p/m-1| <= 0.15 and a Spearman of MFU
 	// >= 0.8. Each limit: the median, the Spearman of TFLOP/s per GPU, of
 	// MFU.
-	limits := map[string][3]float64{"all": {0.098, 0.94, 0.86}, "fit": {0.098, 0.93, 0.84}, "heldout": {0.098, 0.96, 0.90},
+	limits := map[string][3]float64{"all": {0.098, 0.94, 0.86}, "fit": {0.098, 0.93, 0.84}, "heldout": {0.098, 0.96, 0.91},
 		"Megatron-Bridge": {0.093, 0.91, 0.85}, "NeMo 24.07": {0.1, 0.46, 0.46}, "dgxc-benchmarking v24.11.1": {0.099, 0.72, 0.74},
 		"dgxc-benchmarking v24.11.1 BF16": {0.099, -0.18, -0.18}, "dgxc-benchmarking v24.11.1 FP8": {0.1, 0.14, 0.14},
 		"dgxc-benchmarking v25.05.04": {0.12, 0.89, 0.93}}

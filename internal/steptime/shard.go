@@ -44,8 +44,9 @@ func (c *Calibrated) tpPenalty(s *Shape, t int, tokens float64, layers func(*Sha
 	return c.shardPenalty(tokens, layers(s, &buf), t)
 }
 
-// linear is a linear layer's input and output widths.
-type linear struct{ in, out float64 }
+// linear is a linear layer's input and output widths, and how many of it
+// a layer holds on average (a dense MLP only in the dense layers).
+type linear struct{ in, out, n float64 }
 
 // shardPenalty is how much longer a layer's GEMMs take split t ways than
 // whole, per FLOP, each multiplying tokens tokens: layers alternate
@@ -66,12 +67,15 @@ func (c *Calibrated) shardPenalty(tokens float64, layers []linear, t int) float6
 	f := float64(t)
 	var whole, split float64
 	for i, l := range layers {
-		whole += r.passes(tokens, l.out, l.in, peak, c.Dev.HBM)
+		whole += l.n * r.passes(tokens, l.out, l.in, peak, c.Dev.HBM)
 		if i%2 == 0 {
-			split += r.passes(tokens, l.out/f, l.in, peak, c.Dev.HBM)
+			split += l.n * r.passes(tokens, l.out/f, l.in, peak, c.Dev.HBM)
 		} else {
-			split += r.passes(tokens, l.out, l.in/f, peak, c.Dev.HBM)
+			split += l.n * r.passes(tokens, l.out, l.in/f, peak, c.Dev.HBM)
 		}
+	}
+	if whole <= 0 {
+		return 1
 	}
 	return max(1, split*f/whole)
 }
@@ -84,8 +88,10 @@ func gate(d *Dims) float64 {
 	return 1
 }
 
-// denseLayers is a dense layer's linear layers: QKV, the attention
-// projection, fc1, fc2 (none for a Shape without its widths).
+// denseLayers is the linear layers outside the routed experts: every
+// layer's QKV and attention projection, and the dense layers' fc1 and fc2
+// (a MoE model's first layers, or all of a dense model's), as a share of
+// the layers (none for a Shape without its widths).
 func denseLayers(s *Shape, buf *[4]linear) []linear {
 	h, ffn := float64(s.Hidden), float64(s.Dims.FFN)
 	if h == 0 || ffn == 0 {
@@ -95,7 +101,11 @@ func denseLayers(s *Shape, buf *[4]linear) []linear {
 	if kv == 0 {
 		kv = h
 	}
-	*buf = [4]linear{{h, h + 2*kv}, {h, h}, {h, gate(&s.Dims) * ffn}, {ffn, h}}
+	mlp := 1.0
+	if s.Layers > 0 {
+		mlp = float64(max(0, s.Layers-s.MoELayers)) / float64(s.Layers)
+	}
+	*buf = [4]linear{{h, h + 2*kv, 1}, {h, h, 1}, {h, gate(&s.Dims) * ffn, mlp}, {ffn, h, mlp}}
 	return buf[:]
 }
 
@@ -105,6 +115,6 @@ func expertLayers(s *Shape, buf *[4]linear) []linear {
 	if h == 0 || ffn == 0 {
 		return nil
 	}
-	buf[0], buf[1] = linear{h, gate(&s.Dims) * ffn}, linear{ffn, h}
+	buf[0], buf[1] = linear{h, gate(&s.Dims) * ffn, 1}, linear{ffn, h, 1}
 	return buf[:2]
 }
