@@ -116,6 +116,14 @@ func TestShardPenalty(t *testing.T) {
 	for _, tp := range []int{2, 4, 8} {
 		assert.Greater(t, fp8.shardPenalty(8192, layers, tp), bf16.shardPenalty(8192, layers, tp), "tp %d", tp)
 	}
+	// A MoE model whose every layer is MoE splits no dense MLP: its
+	// penalty is its attention's, whatever ffn_hidden_size says.
+	var b1, b2 [4]linear
+	allMoE := &Shape{Hidden: 8192, KVDim: 1024, Layers: 4, MoELayers: 4, Dims: Dims{FFN: 28672, Gated: true}}
+	noMLP := &Shape{Hidden: 8192, KVDim: 1024, Layers: 4, MoELayers: 4, Dims: Dims{FFN: 64}}
+	assert.InDelta(t, fp8.shardPenalty(8192, denseLayers(noMLP, &b2), 8), fp8.shardPenalty(8192, denseLayers(allMoE, &b1), 8), 1e-12)
+	half := &Shape{Hidden: 8192, KVDim: 1024, Layers: 4, MoELayers: 2, Dims: Dims{FFN: 28672, Gated: true}}
+	assert.NotEqual(t, fp8.shardPenalty(8192, denseLayers(half, &b2), 8), fp8.shardPenalty(8192, denseLayers(allMoE, &b1), 8))
 	// Without the widths there is nothing to split.
 	assert.Nil(t, denseLayers(&Shape{Hidden: 8192}, &buf))
 	assert.Equal(t, 1.0, fp8.shardPenalty(8192, nil, 8))
