@@ -104,7 +104,7 @@ func (a *args) training() []Setting {
 		}
 		if k, ok := trainingKey(f.Key); ok && k.Kind == "list" {
 			// nargs "+": the words readArgs joined, as a YAML list.
-			out = append(out, Setting{f.Key, "[" + strings.Join(strings.Fields(v), ", ") + "]"})
+			out = append(out, Setting{f.Key, layout.ListText(strings.Fields(v))})
 			continue
 		}
 		if x, err := strconv.ParseFloat(v, 64); err == nil && !math.IsInf(x, 0) && !math.IsNaN(x) {

@@ -155,7 +155,7 @@ var trainingKeys = []TrainingKey{
 			if t.RecomputeModules == nil {
 				return "[core_attn]"
 			}
-			return listText(t.RecomputeModules)
+			return ListText(t.RecomputeModules)
 		},
 		set: func(t *Training, v string) {
 			t.RecomputeModules = listItems(v)
@@ -269,7 +269,7 @@ func (k TrainingKey) Set(t *Training, v string) bool {
 		}
 	case "list":
 		items := listItems(v)
-		if items == nil || listText(items) != v {
+		if items == nil || ListText(items) != v {
 			return false
 		}
 		for _, x := range items {
@@ -288,10 +288,10 @@ func (k TrainingKey) Set(t *Training, v string) bool {
 // mHC connections).
 var RecomputeModuleNames = []string{"core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"}
 
-// listText writes a list key's value as a layout writes it: [a, b].
-func listText(items []string) string { return "[" + strings.Join(items, ", ") + "]" }
+// ListText writes a list key's value as a layout writes it: [a, b].
+func ListText(items []string) string { return "[" + strings.Join(items, ", ") + "]" }
 
-// listItems reads listText's form back; nil when v is not one.
+// listItems reads ListText's form back; nil when v is not one.
 func listItems(v string) []string {
 	in, ok := strings.CutPrefix(v, "[")
 	if !ok {
@@ -455,5 +455,5 @@ func (p *parser) trainingList(t *Training, k TrainingKey, n *yaml.Node) bool {
 			"%s must name at least one of %s", name, orList(k.Values))
 		return false
 	}
-	return good && k.Set(t, listText(items))
+	return good && k.Set(t, ListText(items))
 }
